@@ -17,6 +17,8 @@ export const ERROR_CATALOGUE = {
   TIMEOUT: { status: 504, description: 'the last upstream attempt timed out' },
   RATE_LIMIT_EXCEEDED: { status: 429, description: 'no upstream budget token in time, or upstream still 429 after retries' },
   NOT_FOUND: { status: 404, description: 'unknown route' },
+  METHOD_NOT_ALLOWED: { status: 405, description: 'the path exists but not with this method; the Allow header lists the methods' },
+  STORE_UNAVAILABLE: { status: 503, description: 'the cache store is unreachable and the answer needs it (known contracts)' },
   INTERNAL_ERROR: { status: 500, description: 'a bug; never for bad input' },
 } as const satisfies Record<string, { status: number; description: string }>;
 

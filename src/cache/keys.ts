@@ -1,0 +1,50 @@
+/**
+ * Cache key layout. Keys are prefix-ordered so that one contract, or one function of a
+ * contract, can be listed or invalidated by prefix:
+ *
+ *   abi:{network}:{address}.{contract}
+ *   ro:{network}:{address}.{contract}:{function}:{sender}:{sha256 of the arguments}
+ */
+import { createHash } from 'node:crypto';
+import type { Network } from '../config.js';
+
+export const ABI_PREFIX = 'abi:';
+export const READ_ONLY_PREFIX = 'ro:';
+
+export function abiKey(network: Network, address: string, contractName: string): string {
+  return `${ABI_PREFIX}${network}:${address}.${contractName}`;
+}
+
+/** Inverse of abiKey, for the known-contracts listing; undefined for a foreign key. */
+export function parseAbiKey(
+  key: string,
+): { network: Network; contractAddress: string; contractName: string } | undefined {
+  const m = /^abi:(mainnet|testnet):([^.:]+)\.([^.:]+)$/.exec(key);
+  if (m === null) return undefined;
+  return { network: m[1] as Network, contractAddress: m[2]!, contractName: m[3]! };
+}
+
+/**
+ * The full SHA-256 of the arguments' canonical serialization. Each argument is the
+ * consensus hex of one Clarity value, so simplified, native and hex forms of the same
+ * value hash alike; the separator cannot occur inside hex.
+ */
+export function hashArguments(argsHex: readonly string[]): string {
+  return createHash('sha256').update(argsHex.join(',')).digest('hex');
+}
+
+export function readOnlyPrefix(network: Network, address: string, contractName: string, functionName?: string): string {
+  const base = `${READ_ONLY_PREFIX}${network}:${address}.${contractName}:`;
+  return functionName === undefined ? base : `${base}${functionName}:`;
+}
+
+export function readOnlyKey(
+  network: Network,
+  address: string,
+  contractName: string,
+  functionName: string,
+  sender: string,
+  argsHash: string,
+): string {
+  return `${readOnlyPrefix(network, address, contractName, functionName)}${sender}:${argsHash}`;
+}

@@ -1,0 +1,97 @@
+/**
+ * The caching rules, kept apart from storage: read-through with per-request TTL, bust and
+ * skip, and coalescing of identical concurrent misses into one load. The store is any
+ * CacheStore; a store failure degrades to a miss (on read) or to not storing (on write) and
+ * is reported, never thrown: a request that can still be answered is answered.
+ */
+import type { CacheStore, StoredEntry } from './store.js';
+
+export type CacheOutcome = 'hit' | 'miss' | 'coalesced' | 'bypass';
+
+export interface CachePolicy {
+  /** Time to live in ms; undefined or 0 = until explicitly removed. */
+  readonly ttlMs?: number | undefined;
+  /** Do not read the cache: fetch fresh (the result is still stored unless skip). */
+  readonly bust?: boolean;
+  /** Do not store the result of this request. */
+  readonly skip?: boolean;
+}
+
+export interface CacheResult {
+  readonly value: string;
+  readonly outcome: CacheOutcome;
+  /** The entry served, for a hit (age and ttl left); undefined for a fresh load. */
+  readonly entry?: StoredEntry;
+}
+
+interface InFlight {
+  readonly promise: Promise<string>;
+  /** Whether the leader will store the value; joiners that want it stored do it otherwise. */
+  readonly leaderStores: boolean;
+}
+
+export type StoreErrorHook = (err: unknown, op: 'get' | 'set' | 'delete' | 'list') => void;
+
+export class ReadThroughCache {
+  readonly #inflight = new Map<string, InFlight>();
+
+  constructor(
+    readonly store: CacheStore,
+    private readonly onStoreError: StoreErrorHook = () => {},
+  ) {}
+
+  /** Read an entry, a store failure counting as a miss. */
+  async peek(key: string): Promise<StoredEntry | undefined> {
+    try {
+      return await this.store.get(key);
+    } catch (err) {
+      this.onStoreError(err, 'get');
+      return undefined;
+    }
+  }
+
+  async put(key: string, value: string, ttlMs?: number): Promise<void> {
+    try {
+      await this.store.set(key, value, ttlMs);
+    } catch (err) {
+      this.onStoreError(err, 'set');
+    }
+  }
+
+  /**
+   * The cached value for key, or the loader's (shared with every identical concurrent
+   * miss). Loader failures are not cached and reach every waiter.
+   */
+  async get(key: string, load: () => Promise<string>, policy: CachePolicy = {}): Promise<CacheResult> {
+    if (policy.bust !== true) {
+      const entry = await this.peek(key);
+      if (entry !== undefined) return { value: entry.value, outcome: 'hit', entry };
+    }
+    const wantsStore = policy.skip !== true;
+    const joined = this.#inflight.get(key);
+    if (joined !== undefined) {
+      const value = await joined.promise;
+      if (wantsStore && !joined.leaderStores) await this.put(key, value, policy.ttlMs);
+      return { value, outcome: 'coalesced' };
+    }
+    const promise = this.#lead(key, load, wantsStore, policy.ttlMs);
+    this.#inflight.set(key, { promise, leaderStores: wantsStore });
+    try {
+      const value = await promise;
+      return { value, outcome: policy.bust === true ? 'bypass' : 'miss' };
+    } finally {
+      this.#inflight.delete(key);
+    }
+  }
+
+  async #lead(key: string, load: () => Promise<string>, store: boolean, ttlMs: number | undefined): Promise<string> {
+    const value = await load();
+    if (store) await this.put(key, value, ttlMs);
+    return value;
+  }
+
+  /** Identical loads under way (for metrics and tests). */
+  get inflight(): number {
+    return this.#inflight.size;
+  }
+}

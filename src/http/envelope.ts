@@ -1,0 +1,19 @@
+/** The response envelope every endpoint answers in (interface.md, "Response envelope"). */
+import type { ErrorCode, ErrorDetails } from '../errors.js';
+
+export interface ErrorRecord {
+  readonly id: string;
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details?: ErrorDetails;
+}
+
+export type Envelope<T> = { readonly success: true; readonly data: T } | { readonly success: false; readonly error: ErrorRecord };
+
+export function ok<T>(data: T): { success: true; data: T } {
+  return { success: true, data };
+}
+
+export function fail(error: ErrorRecord): { success: false; error: ErrorRecord } {
+  return { success: false, error };
+}

@@ -1,0 +1,89 @@
+/**
+ * Maps every failure to the envelope and the catalogue's HTTP status: gateway errors,
+ * Fastify's own (schema validation, malformed JSON, oversized bodies, bad media types) and
+ * anything unexpected (INTERNAL_ERROR, logged as a bug). Each error gets a fresh id that is
+ * written to the log line of that error.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type ErrorCode, GatewayError, isGatewayError, newErrorId } from '../errors.js';
+import { fail } from './envelope.js';
+
+/** Fastify error codes that are the client's fault, and what we answer for them. */
+const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; message: (e: FastifyError) => string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: () => 'request body is larger than the limit' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, message: (e) => `malformed JSON body: ${e.message}` },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, message: () => 'request body is empty; a JSON object is required' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 400, message: () => 'unsupported Content-Type; send application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: () => 'Content-Length does not match the body' },
+  FST_ERR_CTP_INVALID_TYPE: { status: 400, message: () => 'Content-Type header is invalid' },
+};
+
+export function toGatewayError(err: unknown): GatewayError {
+  if (isGatewayError(err)) return err;
+  const fe = err as FastifyError & { validation?: Array<{ instancePath?: string; message?: string; params?: unknown }> };
+  if (fe !== null && typeof fe === 'object') {
+    if (Array.isArray(fe.validation)) {
+      const issues = fe.validation.map((v) => ({
+        path: `${fe.validationContext ?? 'body'}${(v.instancePath ?? '').replaceAll('/', '.')}`,
+        message: v.message ?? 'is invalid',
+        ...(v.params !== undefined ? { params: v.params } : {}),
+      }));
+      const first = issues[0];
+      return new GatewayError(
+        'VALIDATION_ERROR',
+        first === undefined ? 'request validation failed' : `${first.path} ${first.message}`,
+        { issues },
+      );
+    }
+    const known = typeof fe.code === 'string' ? FASTIFY_CLIENT_ERRORS[fe.code] : undefined;
+    if (known !== undefined) {
+      return new GatewayError('VALIDATION_ERROR', known.message(fe), undefined, { status: known.status });
+    }
+    if (fe instanceof SyntaxError && fe.statusCode === 400) {
+      return new GatewayError('VALIDATION_ERROR', `malformed JSON body: ${fe.message}`);
+    }
+    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+      return new GatewayError('VALIDATION_ERROR', fe.message, undefined, { status: fe.statusCode });
+    }
+  }
+  return new GatewayError('INTERNAL_ERROR', 'internal error', undefined, { cause: err });
+}
+
+/** Send a gateway error in the envelope, logging it with its id. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, err: GatewayError): FastifyReply {
+  const id = newErrorId();
+  const logFields = { errorId: id, code: err.code, status: err.status, details: err.details };
+  if (err.code === 'INTERNAL_ERROR') request.log.error({ ...logFields, err: err.cause ?? err }, err.message);
+  else if (err.status >= 500 || err.code === 'RATE_LIMIT_EXCEEDED') request.log.warn(logFields, err.message);
+  else request.log.info(logFields, err.message);
+  if (err.headers !== undefined) reply.headers(err.headers);
+  const body = fail({
+    id,
+    code: err.code,
+    message: err.message,
+    ...(err.details !== undefined ? { details: err.details } : {}),
+  });
+  return reply.code(err.status).type('application/json; charset=utf-8').send(body);
+}
+
+export function installErrorHandling(app: FastifyInstance, routeMethods: () => Map<RegExp, Set<string>>): void {
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, toGatewayError(error)));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    const allowed = new Set<string>();
+    for (const [pattern, methods] of routeMethods()) if (pattern.test(path)) for (const m of methods) allowed.add(m);
+    if (allowed.size > 0) {
+      const allow = [...allowed].sort().join(', ');
+      return sendError(
+        request,
+        reply,
+        new GatewayError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${allow}`, { allow: [...allowed].sort() }, {
+          headers: { allow },
+        }),
+      );
+    }
+    return sendError(request, reply, new GatewayError('NOT_FOUND', `Route ${request.method} ${path} not found`));
+  });
+}
+
+export type { ErrorCode };

@@ -1,0 +1,155 @@
+/**
+ * A read-only call: validate everything locally, answer from the cache when it can, and
+ * otherwise validate against the ABI and make one (coalesced) upstream call. What is cached
+ * is the node's raw result hex; decoding options apply per request.
+ */
+import { hashArguments, readOnlyKey } from '../cache/keys.js';
+import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
+import type { StoredEntry } from '../cache/store.js';
+import {
+  type ClarityValue,
+  checkArguments,
+  decodeClarityHex,
+  parseClarityValue,
+  parsePrincipal,
+  renderClarityValue,
+  toHex,
+} from '../clarity/index.js';
+import type { Network } from '../config.js';
+import { GatewayError, isGatewayError } from '../errors.js';
+import type { AbiRegistry } from './abi-registry.js';
+import { type ContractRef, assertFunctionName, parseContractRef } from './contract-ref.js';
+import type { NodeApi } from './node-api.js';
+
+export interface ReadOnlyRequest {
+  readonly contractAddress: string;
+  readonly contractName: string;
+  readonly functionName: string;
+  readonly functionArgs: readonly unknown[];
+  readonly network?: Network | undefined;
+  readonly senderAddress?: string | undefined;
+  readonly strictJsonCompat?: boolean | undefined;
+  readonly preserveContainers?: boolean | undefined;
+  readonly cacheControl?:
+    | { readonly bustCache?: boolean | undefined; readonly skipCache?: boolean | undefined; readonly ttl?: number | undefined }
+    | undefined;
+}
+
+export interface ReadOnlyResult {
+  readonly data: unknown;
+  readonly outcome: CacheOutcome;
+  readonly entry?: StoredEntry | undefined;
+}
+
+/** The prepared form of a request: everything a cache lookup and an upstream call need. */
+interface PreparedCall {
+  readonly ref: ContractRef;
+  readonly functionName: string;
+  readonly sender: string;
+  readonly args: readonly ClarityValue[];
+  readonly argsHex: readonly string[];
+  readonly key: string;
+}
+
+export class ReadOnlyService {
+  constructor(
+    private readonly cache: ReadThroughCache,
+    private readonly abis: AbiRegistry,
+    private readonly node: NodeApi,
+  ) {}
+
+  async call(req: ReadOnlyRequest): Promise<ReadOnlyResult> {
+    const call = prepare(req);
+    const cc = req.cacheControl ?? {};
+    const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
+    const { value, outcome, entry } = await this.cache.get(call.key, () => this.#fetch(call), {
+      ttlMs,
+      bust: cc.bustCache === true,
+      skip: cc.skipCache === true,
+    });
+    const data = renderClarityValue(decodeClarityHex(value), {
+      integers: 'read-only',
+      strictJsonCompat: req.strictJsonCompat ?? true,
+      preserveContainers: req.preserveContainers ?? false,
+    });
+    return { data, outcome, entry };
+  }
+
+  /** A miss: check the call against the (cached) ABI, then ask the node. */
+  async #fetch(call: PreparedCall): Promise<string> {
+    const { abi } = await this.abis.get(call.ref);
+    const fn = abi.functions.find((f) => f.name === call.functionName);
+    if (fn === undefined || fn.access === 'private') {
+      throw new GatewayError(
+        'INVALID_FUNCTION',
+        fn === undefined
+          ? `Function "${call.functionName}" does not exist in contract ${call.ref.id}`
+          : `Function "${call.functionName}" of contract ${call.ref.id} is private and cannot be called`,
+        { function: call.functionName, contract: call.ref.id },
+      );
+    }
+    checkArguments([...call.args], fn, call.ref.id);
+    const { result } = await this.node.callReadOnly(
+      call.ref.network,
+      call.ref.address,
+      call.ref.contractName,
+      call.functionName,
+      { sender: call.sender, arguments: call.argsHex },
+    );
+    // Refuse to cache what we could not decode later: a malformed node answer is an upstream error.
+    try {
+      decodeClarityHex(result);
+    } catch (err) {
+      throw new GatewayError('UPSTREAM_API_ERROR', `the node answered ${call.ref.id}::${call.functionName} with an undecodable result`, {
+        retryable: false,
+        error: err instanceof Error ? err.message : String(err),
+      }, { status: 502 });
+    }
+    return result;
+  }
+}
+
+function prepare(req: ReadOnlyRequest): PreparedCall {
+  const ref = parseContractRef(req.contractAddress, req.contractName);
+  assertFunctionName(req.functionName);
+  if (req.network !== undefined && req.network !== ref.network) {
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      `network "${req.network}" contradicts contract address ${req.contractAddress}, which is a ${ref.network} address`,
+      { network: req.network, addressNetwork: ref.network },
+    );
+  }
+  const sender = req.senderAddress ?? req.contractAddress;
+  if (req.senderAddress !== undefined) {
+    try {
+      parsePrincipal(req.senderAddress);
+    } catch (err) {
+      throw new GatewayError('VALIDATION_ERROR', `senderAddress is not a valid Stacks principal`, {
+        senderAddress: req.senderAddress,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+  const args = req.functionArgs.map((input, i) => parseArgument(input, i));
+  const argsHex = args.map((cv) => toHex(cv));
+  const key = readOnlyKey(ref.network, ref.address, ref.contractName, req.functionName, sender, hashArguments(argsHex));
+  return { ref, functionName: req.functionName, sender, args, argsHex, key };
+}
+
+/**
+ * One function argument. The read-only endpoint reports every malformed argument as
+ * VALIDATION_ERROR (its documented codes); the codec's finer code stays in details.
+ */
+function parseArgument(input: unknown, index: number): ClarityValue {
+  try {
+    return parseClarityValue(input, `functionArgs[${index}]`);
+  } catch (err) {
+    if (isGatewayError(err) && (err.code === 'INVALID_HEX_STRING' || err.code === 'DESERIALIZATION_ERROR')) {
+      throw new GatewayError('VALIDATION_ERROR', `functionArgs[${index}]: ${err.message}`, {
+        argument: index,
+        reason: err.code,
+      });
+    }
+    throw err;
+  }
+}
