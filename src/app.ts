@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores.js';
@@ -19,7 +19,7 @@ import { AbiRegistry } from './service/abi-registry.js';
 import type { NodeApi } from './service/node-api.js';
 import { ReadOnlyService } from './service/read-only.js';
 import { StacksNodeClient } from './upstream/stacks-client.js';
-import { type Budget, TokenBucket } from './upstream/token-bucket.js';
+import { type Budget, createTokenBuckets } from './upstream/token-bucket.js';
 
 export interface GatewayDeps {
   readonly store?: CacheStore;
@@ -39,7 +39,8 @@ export interface Gateway {
 export async function createGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const app = Fastify({
     logger: { level: config.logLevel },
-    disableRequestLogging: true,
+    // One line per request is written by our onResponse hook instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
@@ -48,7 +49,6 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
-    forceCloseConnections: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const log = app.log;
@@ -57,19 +57,8 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     (await createStore(config, { onError: (err, op) => log.warn({ err, op }, 'cache store operation failed') }));
   const cache = new ReadThroughCache(store, (err, op) => log.warn({ err, op }, 'cache store operation failed'));
 
-  const budgets =
-    deps.budgets ??
-    (Object.fromEntries(
-      NETWORKS.map((n) => [
-        n,
-        new TokenBucket({
-          capacity: config.upstreamRateLimitPerMinute,
-          refillPerMinute: config.upstreamRateLimitPerMinute,
-          queueTimeoutMs: config.upstreamQueueTimeoutMs,
-        }),
-      ]),
-    ) as Record<Network, Budget>);
-  const node = deps.node ?? new StacksNodeClient(config, budgets, { logger: log });
+  const budgets: Record<Network, Budget> = deps.budgets ?? createTokenBuckets(NETWORKS, config);
+  const node = deps.node ?? new StacksNodeClient({ config, budgets, logger: log });
 
   const abis = new AbiRegistry(cache, node);
   const readOnly = new ReadOnlyService(cache, abis, node);
@@ -80,6 +69,13 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   const routeMethods = trackRoutes(app);
   installErrorHandling(app, routeMethods);
+  // Draining: answers given while closing end their keep-alive connection, so that
+  // server.close() is not held open by clients that would otherwise reuse it.
+  let draining = false;
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (draining) reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
@@ -95,6 +91,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      draining = true;
       await app.close();
       await node.close?.();
       for (const b of Object.values(budgets)) b.close();

@@ -6,7 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
-import type { ClarityAbi } from '../clarity/index.js';
+import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
 import type { ContractRef } from './contract-ref.js';
@@ -15,7 +15,7 @@ import type { NodeApi } from './node-api.js';
 export interface AbiResult {
   /** The ABI document exactly as stored (JSON text), to answer without re-serializing. */
   readonly json: string;
-  readonly abi: ClarityAbi;
+  readonly abi: ContractAbi;
   readonly outcome: CacheOutcome;
 }
 
@@ -27,7 +27,7 @@ export interface KnownContract {
 
 export class AbiRegistry {
   /** Parsed ABIs by cache key; bounded, since parsing is cheap to redo. */
-  readonly #parsed = new LRUCache<string, ClarityAbi>({ max: 2000 });
+  readonly #parsed = new LRUCache<string, ContractAbi>({ max: 2000 });
 
   constructor(
     private readonly cache: ReadThroughCache,
@@ -81,9 +81,9 @@ export class AbiRegistry {
   }
 }
 
-function parseAbi(json: string, ref: ContractRef): ClarityAbi {
+function parseAbi(json: string, ref: ContractRef): ContractAbi {
   try {
-    const abi = JSON.parse(json) as ClarityAbi;
+    const abi = JSON.parse(json) as ContractAbi;
     if (abi !== null && typeof abi === 'object' && Array.isArray(abi.functions)) return abi;
   } catch {
     // fall through: a corrupt entry is reported below

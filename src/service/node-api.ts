@@ -7,7 +7,7 @@ import type { Network } from '../config.js';
 
 export interface ReadOnlyRequestBody {
   readonly sender: string;
-  readonly arguments: readonly string[];
+  readonly arguments: string[];
 }
 
 export interface NodeApi {

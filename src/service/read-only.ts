@@ -6,8 +6,8 @@
 import { hashArguments, readOnlyKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
 import type { StoredEntry } from '../cache/store.js';
+import type { ClarityValue } from '@stacks/transactions';
 import {
-  type ClarityValue,
   checkArguments,
   decodeClarityHex,
   parseClarityValue,
@@ -47,7 +47,7 @@ interface PreparedCall {
   readonly functionName: string;
   readonly sender: string;
   readonly args: readonly ClarityValue[];
-  readonly argsHex: readonly string[];
+  readonly argsHex: string[];
   readonly key: string;
 }
 

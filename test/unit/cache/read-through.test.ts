@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../../src/cache/memory-store.js';
+import { ReadThroughCache } from '../../../src/cache/read-through.js';
+import type { CacheStore } from '../../../src/cache/store.js';
+
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+function setup() {
+  let now = 1_000_000;
+  const store = new MemoryStore({ maxEntries: 100, now: () => now });
+  const errors: string[] = [];
+  const cache = new ReadThroughCache(store, (_err, op) => errors.push(op));
+  return { store, cache, errors, advance: (ms: number) => (now += ms) };
+}
+
+describe('ReadThroughCache', () => {
+  it('loads on a miss, stores, and serves the next read as a hit', async () => {
+    const { cache } = setup();
+    let loads = 0;
+    const load = async () => `v${++loads}`;
+    expect(await cache.get('k', load)).toMatchObject({ value: 'v1', outcome: 'miss' });
+    const hit = await cache.get('k', load);
+    expect(hit).toMatchObject({ value: 'v1', outcome: 'hit' });
+    expect(hit.entry?.expiresAt).toBeNull();
+    expect(loads).toBe(1);
+  });
+
+  it('bust fetches fresh and stores the fresh value', async () => {
+    const { cache } = setup();
+    let loads = 0;
+    const load = async () => `v${++loads}`;
+    await cache.get('k', load);
+    expect(await cache.get('k', load, { bust: true })).toMatchObject({ value: 'v2', outcome: 'bypass' });
+    expect(await cache.get('k', load)).toMatchObject({ value: 'v2', outcome: 'hit' });
+  });
+
+  it('skip does not store, and bust + skip leaves the old entry in place', async () => {
+    const { cache, store } = setup();
+    let loads = 0;
+    const load = async () => `v${++loads}`;
+    await cache.get('a', load, { skip: true });
+    expect(await store.get('a')).toBeUndefined();
+    await cache.get('b', load);
+    await cache.get('b', load, { bust: true, skip: true });
+    expect((await store.get('b'))?.value).toBe('v2');
+  });
+
+  it('honours a per-request ttl', async () => {
+    const { cache, advance } = setup();
+    let loads = 0;
+    const load = async () => `v${++loads}`;
+    await cache.get('k', load, { ttlMs: 5_000 });
+    advance(4_999);
+    expect((await cache.get('k', load)).outcome).toBe('hit');
+    advance(2);
+    expect(await cache.get('k', load)).toMatchObject({ value: 'v2', outcome: 'miss' });
+  });
+
+  it('coalesces identical concurrent misses into one load and shares its failure', async () => {
+    const { cache } = setup();
+    const gate = deferred<string>();
+    let loads = 0;
+    const load = () => {
+      loads++;
+      return gate.promise;
+    };
+    const all = Promise.all(Array.from({ length: 50 }, () => cache.get('k', load)));
+    // Every reader has passed the (async) store lookup once the leader's load started.
+    await expect.poll(() => cache.inflight).toBe(1);
+    gate.resolve('shared');
+    const results = await all;
+    expect(loads).toBe(1);
+    expect(results.map((r) => r.value)).toEqual(Array(50).fill('shared'));
+    expect(results.filter((r) => r.outcome === 'miss')).toHaveLength(1);
+    expect(results.filter((r) => r.outcome === 'coalesced')).toHaveLength(49);
+
+    const failing = deferred<string>();
+    const both = Promise.allSettled([
+      cache.get('f', () => failing.promise),
+      cache.get('f', () => failing.promise),
+    ]);
+    failing.reject(new Error('upstream down'));
+    const settled = await both;
+    expect(settled.every((s) => s.status === 'rejected')).toBe(true);
+    expect(cache.inflight).toBe(0);
+    // A failure is not cached: the next read loads again.
+    expect((await cache.get('f', async () => 'ok')).outcome).toBe('miss');
+  });
+
+  it('a joiner that wants the value stored stores it when the leader skipped', async () => {
+    const { cache, store } = setup();
+    const gate = deferred<string>();
+    const leader = cache.get('k', () => gate.promise, { skip: true });
+    await expect.poll(() => cache.inflight).toBe(1);
+    const joiner = cache.get('k', () => gate.promise);
+    gate.resolve('v');
+    await Promise.all([leader, joiner]);
+    expect((await store.get('k'))?.value).toBe('v');
+  });
+
+  it('a failing store degrades to misses and reports, never throws', async () => {
+    const broken: CacheStore = {
+      kind: 'broken',
+      get: async () => {
+        throw new Error('disk gone');
+      },
+      set: async () => {
+        throw new Error('disk gone');
+      },
+      delete: async () => false,
+      list: async () => [],
+      close: async () => {},
+    };
+    const errors: string[] = [];
+    const cache = new ReadThroughCache(broken, (_e, op) => errors.push(op));
+    expect(await cache.get('k', async () => 'fresh')).toMatchObject({ value: 'fresh', outcome: 'miss' });
+    expect(errors).toEqual(['get', 'set']);
+  });
+});
