@@ -1,0 +1,186 @@
+/**
+ * Embedded persistent store (CACHE_STORE=sqlite): one SQLite file in DATA_DIR, WAL mode,
+ * one table. Expired rows are never returned; they are deleted when read and by a periodic
+ * sweep whose timer does not keep the process alive.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { type CacheStore, expiryFor, isLive, type StoredEntry } from './store.js';
+
+export interface SqliteStoreOptions {
+  /** Clock in epoch ms; injectable so tests can advance time without sleeping. */
+  readonly now?: () => number;
+  /** Period of the expired-row sweep; 0 disables it. Default one minute. */
+  readonly sweepIntervalMs?: number;
+}
+
+interface Row {
+  value: string;
+  stored_at: number;
+  expires_at: number | null;
+}
+
+/**
+ * The smallest string greater than every string that starts with prefix, in SQLite's BINARY
+ * (UTF-8 byte) order, which is code point order: bump the last code point, dropping trailing
+ * U+10FFFF. undefined when there is no upper bound (empty prefix, or only U+10FFFF).
+ */
+export function prefixSuccessor(prefix: string): string | undefined {
+  const points = Array.from(prefix, (ch) => ch.codePointAt(0)!);
+  while (points.length > 0) {
+    const last = points.pop()!;
+    if (last < 0x10ffff) {
+      // Surrogate code points cannot occur in UTF-8 text: skip to the next scalar value.
+      const next = last + 1 >= 0xd800 && last + 1 <= 0xdfff ? 0xe000 : last + 1;
+      points.push(next);
+      return String.fromCodePoint(...points);
+    }
+  }
+  return undefined;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS entries (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL,
+  stored_at INTEGER NOT NULL,
+  expires_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS entries_expires_at ON entries(expires_at) WHERE expires_at IS NOT NULL;
+`;
+
+export class SqliteStore implements CacheStore {
+  readonly kind = 'sqlite';
+  /** Absolute path of the database file. */
+  readonly file: string;
+  readonly #db: Database.Database;
+  readonly #now: () => number;
+  readonly #sweepTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  readonly #get: Database.Statement<[string], Row>;
+  readonly #upsert: Database.Statement<[string, string, number, number | null]>;
+  readonly #delete: Database.Statement<[string]>;
+  readonly #deleteIfExpired: Database.Statement<[string, number]>;
+  readonly #listRange: Database.Statement<[string, string, number], string>;
+  readonly #listFrom: Database.Statement<[string, number], string>;
+  readonly #sweep: Database.Statement<[number]>;
+
+  /**
+   * Open (creating the directory, file and table as needed) `dir/file`. Rows written by an
+   * earlier process are kept: the cache survives a restart.
+   */
+  static open(dir: string, file = 'clarity-cache.db', options: SqliteStoreOptions = {}): SqliteStore {
+    fs.mkdirSync(dir, { recursive: true });
+    return new SqliteStore(path.resolve(dir, file), options);
+  }
+
+  private constructor(file: string, options: SqliteStoreOptions) {
+    this.file = file;
+    this.#now = options.now ?? Date.now;
+    const db = new Database(file);
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      // Another process on the same file (a second instance, a CLI) waits instead of failing.
+      db.pragma('busy_timeout = 5000');
+      db.exec(SCHEMA);
+      this.#get = db.prepare<[string], Row>('SELECT value, stored_at, expires_at FROM entries WHERE key = ?');
+      this.#upsert = db.prepare(
+        `INSERT INTO entries (key, value, stored_at, expires_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at,
+           expires_at = excluded.expires_at`,
+      );
+      this.#delete = db.prepare('DELETE FROM entries WHERE key = ?');
+      this.#deleteIfExpired = db.prepare(
+        'DELETE FROM entries WHERE key = ? AND expires_at IS NOT NULL AND expires_at <= ?',
+      );
+      // A range on the primary key (not LIKE: `_` and `%` are wildcards there, and LIKE is
+      // case-insensitive for ASCII), so SQLite searches the key index.
+      this.#listRange = db
+        .prepare<[string, string, number], string>(
+          'SELECT key FROM entries WHERE key >= ? AND key < ? AND (expires_at IS NULL OR expires_at > ?)',
+        )
+        .pluck();
+      this.#listFrom = db
+        .prepare<[string, number], string>(
+          'SELECT key FROM entries WHERE key >= ? AND (expires_at IS NULL OR expires_at > ?)',
+        )
+        .pluck();
+      this.#sweep = db.prepare('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= ?');
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    this.#db = db;
+    const every = options.sweepIntervalMs ?? 60_000;
+    if (every > 0) {
+      this.#sweepTimer = setInterval(() => {
+        try {
+          this.sweep();
+        } catch {
+          // A failed sweep (disk full, locked) is retried at the next tick; reads ignore
+          // expired rows regardless.
+        }
+      }, every);
+      this.#sweepTimer.unref();
+    }
+  }
+
+  async get(key: string): Promise<StoredEntry | undefined> {
+    const row = this.#get.get(key);
+    if (row === undefined) return undefined;
+    const entry: StoredEntry = { value: row.value, storedAt: row.stored_at, expiresAt: row.expires_at };
+    const now = this.#now();
+    if (!isLive(entry, now)) {
+      this.#deleteIfExpired.run(key, now);
+      return undefined;
+    }
+    return entry;
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    const now = this.#now();
+    this.#upsert.run(key, value, now, expiryFor(ttlMs, now));
+  }
+
+  async delete(key: string): Promise<boolean> {
+    return this.#delete.run(key).changes > 0;
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const now = this.#now();
+    const upper = prefixSuccessor(prefix);
+    return upper === undefined ? this.#listFrom.all(prefix, now) : this.#listRange.all(prefix, upper, now);
+  }
+
+  /** Delete every expired row now; returns how many went. Runs periodically on its own. */
+  sweep(): number {
+    if (this.#closed) return 0;
+    return this.#sweep.run(this.#now()).changes;
+  }
+
+  /** Read one pragma of this connection (journal_mode, synchronous...), for diagnostics and tests. */
+  pragma(name: 'journal_mode' | 'synchronous' | 'busy_timeout'): unknown {
+    return this.#db.pragma(name, { simple: true });
+  }
+
+  /** SQLite's plan for list(prefix), for tests that check the key index is used. */
+  explainList(prefix: string): string[] {
+    const upper = prefixSuccessor(prefix) ?? '';
+    const rows = this.#db
+      .prepare(
+        'EXPLAIN QUERY PLAN SELECT key FROM entries WHERE key >= ? AND key < ? AND (expires_at IS NULL OR expires_at > ?)',
+      )
+      .all(prefix, upper, 0) as { detail: string }[];
+    return rows.map((r) => r.detail);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#sweepTimer !== undefined) clearInterval(this.#sweepTimer);
+    this.#db.close();
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * CACHE_STORE -> the CacheStore the gateway runs on.
+ *
+ *   sqlite  TieredStore(hot tier, SqliteStore(DATA_DIR))       persistent, the default
+ *   redis   TieredStore(hot tier, RedisStore(REDIS_URL))       persistent, shared
+ *   memory  MemoryStore                                        lost on restart
+ *
+ * The hot tier holds HOT_CACHE_MAX_ENTRIES entries (and at most HOT_TIER_MAX_BYTES). With
+ * no store behind it, the memory store is given ten times as many entries
+ * (MEMORY_STORE_ENTRY_FACTOR) and a larger byte budget (MEMORY_STORE_MAX_BYTES): it is the
+ * whole cache, but still bounded.
+ */
+import type { Config } from '../config.js';
+import { MemoryStore } from './memory-store.js';
+import { type RedisStatus, RedisStore } from './redis-store.js';
+import { SqliteStore } from './sqlite-store.js';
+import { TieredStore } from './tiered-store.js';
+
+export const MEMORY_STORE_ENTRY_FACTOR = 10;
+export const MEMORY_STORE_MAX_BYTES = 256 * 1024 * 1024;
+export const HOT_TIER_MAX_BYTES = 64 * 1024 * 1024;
+
+/** Store operations whose failures are reported instead of thrown. */
+export type StoreOp = 'get' | 'set' | 'close' | 'connect';
+
+export interface StoreHooks {
+  /** A persistent-store failure that was absorbed (the hot tier answered instead). */
+  onError(err: unknown, op: StoreOp): void;
+  /** Redis connection transitions (CACHE_STORE=redis only). */
+  onRedisStatus?(status: RedisStatus, err?: unknown): void;
+}
+
+export type AppStore = TieredStore | MemoryStore;
+
+type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCacheMaxEntries'>;
+
+/**
+ * Build the configured store. For redis, an unreachable server at start-up does not stop
+ * the gateway: the failure is reported as op 'connect', the hot tier serves, and the client
+ * keeps reconnecting in the background.
+ */
+export async function createStore(config: StoreConfig, hooks: StoreHooks): Promise<AppStore> {
+  const hot = { maxEntries: config.hotCacheMaxEntries, maxBytes: HOT_TIER_MAX_BYTES };
+  const onError = (err: unknown, op: StoreOp): void => hooks.onError(err, op);
+  switch (config.cacheStore) {
+    case 'memory':
+      return new MemoryStore({
+        maxEntries: config.hotCacheMaxEntries * MEMORY_STORE_ENTRY_FACTOR,
+        maxBytes: MEMORY_STORE_MAX_BYTES,
+      });
+    case 'sqlite':
+      return new TieredStore(hot, SqliteStore.open(config.dataDir), { onError });
+    case 'redis': {
+      if (config.redisUrl === undefined) throw new Error('CACHE_STORE=redis needs REDIS_URL');
+      const redis = new RedisStore({
+        url: config.redisUrl,
+        ...(hooks.onRedisStatus === undefined ? {} : { onStatus: hooks.onRedisStatus.bind(hooks) }),
+      });
+      try {
+        await redis.connect();
+      } catch (err) {
+        onError(err, 'connect');
+      }
+      return new TieredStore(hot, redis, { onError });
+    }
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * A bounded in-memory hot tier in front of a persistent (cold) store: sqlite or redis.
+ *
+ * - get: a live hot entry is answered without touching the cold store; a miss reads the
+ *   cold store and promotes what it finds (keeping its storedAt/expiresAt).
+ * - set: writes both tiers; delete: removes from both; list: the cold store (the source of
+ *   truth) plus live hot entries the cold store may have missed while failing.
+ *
+ * A cold-store failure never fails a request that could still be answered: get degrades to
+ * the hot tier (or a miss), set still fills the hot tier, close still releases; each such
+ * failure goes to `onError` instead of being thrown. delete and list cannot be answered
+ * correctly without the cold store, so their cold failures are thrown (unreported: the
+ * caller sees them).
+ */
+import { EntryLru } from './memory-store.js';
+import { type CacheStore, expiryFor, type StoredEntry } from './store.js';
+
+export type TieredOp = 'get' | 'set' | 'close';
+
+export interface TieredStoreOptions {
+  /** A cold-store failure that was absorbed (not thrown). */
+  readonly onError?: (err: unknown, op: TieredOp) => void;
+  /** Clock in epoch ms; give the cold store the same one. */
+  readonly now?: () => number;
+}
+
+export interface HotTierOptions {
+  /** Most entries in the hot tier. */
+  readonly maxEntries: number;
+  /** Approximate byte budget of the hot tier; larger entries live in the cold store only. */
+  readonly maxBytes?: number;
+}
+
+/** A cold read under way; a write to the same key meanwhile makes its result unfit to promote. */
+interface ColdRead {
+  stale: boolean;
+}
+
+export class TieredStore implements CacheStore {
+  readonly kind = 'tiered';
+  readonly #hot: EntryLru;
+  readonly #now: () => number;
+  readonly #onError: (err: unknown, op: TieredOp) => void;
+  readonly #reads = new Map<string, Set<ColdRead>>();
+  #closed = false;
+
+  constructor(
+    hot: HotTierOptions,
+    readonly cold: CacheStore,
+    options: TieredStoreOptions = {},
+  ) {
+    this.#now = options.now ?? Date.now;
+    this.#hot = new EntryLru({ ...hot, now: this.#now });
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  async get(key: string): Promise<StoredEntry | undefined> {
+    const hot = this.#hot.get(key);
+    if (hot !== undefined) return hot;
+    const read: ColdRead = { stale: false };
+    let reads = this.#reads.get(key);
+    if (reads === undefined) {
+      reads = new Set();
+      this.#reads.set(key, reads);
+    }
+    reads.add(read);
+    let entry: StoredEntry | undefined;
+    try {
+      entry = await this.cold.get(key);
+    } catch (err) {
+      this.#onError(err, 'get');
+      return undefined;
+    } finally {
+      reads.delete(read);
+      if (reads.size === 0 && this.#reads.get(key) === reads) this.#reads.delete(key);
+    }
+    // A set or delete that ran while the cold read was in flight wins: promoting the older
+    // value would pin it in the hot tier.
+    if (entry !== undefined && !read.stale) this.#hot.put(key, entry);
+    return entry;
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    const now = this.#now();
+    this.#invalidateReads(key);
+    this.#hot.put(key, { value, storedAt: now, expiresAt: expiryFor(ttlMs, now) });
+    try {
+      await this.cold.set(key, value, ttlMs);
+    } catch (err) {
+      this.#onError(err, 'set');
+    }
+  }
+
+  async delete(key: string): Promise<boolean> {
+    this.#invalidateReads(key);
+    const inHot = this.#hot.delete(key);
+    const inCold = await this.cold.delete(key);
+    return inHot || inCold;
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys = new Set(await this.cold.list(prefix));
+    for (const key of this.#hot.keys(prefix)) keys.add(key);
+    return [...keys];
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#hot.clear();
+    try {
+      await this.cold.close();
+    } catch (err) {
+      this.#onError(err, 'close');
+    }
+  }
+
+  /** Entries in the hot tier (for metrics). */
+  get hotSize(): number {
+    return this.#hot.size;
+  }
+
+  #invalidateReads(key: string): void {
+    const reads = this.#reads.get(key);
+    if (reads === undefined) return;
+    for (const read of reads) read.stale = true;
+  }
+}

@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { prefixSuccessor, SqliteStore } from '../../../src/cache/sqlite-store.js';
+import { testClock } from './store-contract.js';
+import { tmpDir } from './tmp-dir.js';
+
+describe('prefixSuccessor', () => {
+  it('bumps the last code point', () => {
+    expect(prefixSuccessor('abi:')).toBe('abi;');
+    expect(prefixSuccessor('a_')).toBe('a`');
+    expect(prefixSuccessor('ü')).toBe('ý');
+    expect(prefixSuccessor('😀')).toBe('😁');
+  });
+
+  it('skips surrogates and carries past U+10FFFF', () => {
+    expect(prefixSuccessor('\uD7FF')).toBe('\uE000');
+    expect(prefixSuccessor('\uFFFF')).toBe('\u{10000}');
+    expect(prefixSuccessor('a\u{10FFFF}')).toBe('b');
+    expect(prefixSuccessor('a\u{10FFFF}\u{10FFFF}')).toBe('b');
+  });
+
+  it('has no upper bound for the empty prefix or only U+10FFFF', () => {
+    expect(prefixSuccessor('')).toBeUndefined();
+    expect(prefixSuccessor('\u{10FFFF}')).toBeUndefined();
+  });
+});
+
+describe('SqliteStore', () => {
+  let tmp: ReturnType<typeof tmpDir>;
+  const open: SqliteStore[] = [];
+  const openStore = (...args: Parameters<typeof SqliteStore.open>): SqliteStore => {
+    const store = SqliteStore.open(...args);
+    open.push(store);
+    return store;
+  };
+  const rowCount = (file: string): number => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return (db.prepare('SELECT count(*) AS n FROM entries').get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+
+  beforeEach(() => {
+    tmp = tmpDir('sqlite-store');
+  });
+
+  afterEach(async () => {
+    vi.useRealTimers();
+    for (const store of open.splice(0)) await store.close();
+    tmp.remove();
+  });
+
+  it('creates the directory and the file, in WAL mode with synchronous=NORMAL', async () => {
+    const dir = path.join(tmp.dir, 'a', 'b');
+    const store = openStore(dir);
+    await store.set('k', 'v');
+    expect(store.file).toBe(path.join(dir, 'clarity-cache.db'));
+    expect(fs.existsSync(store.file)).toBe(true);
+    expect(fs.existsSync(`${store.file}-wal`)).toBe(true);
+    expect(store.pragma('journal_mode')).toBe('wal');
+    expect(store.pragma('synchronous')).toBe(1); // NORMAL
+    // WAL is a property of the file: a fresh connection sees it too.
+    const raw = new Database(store.file, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    raw.close();
+  });
+
+  it('survives a reopen: entries, write times and expiries are kept', async () => {
+    const clock = testClock();
+    const first = openStore(tmp.dir, 'c.db', { now: clock.now });
+    await first.set('abi:mainnet:SP1.a', '{"abi":1}');
+    await first.set('ro:mainnet:x', 'r', 10_000);
+    await first.set('ro:mainnet:short', 's', 100);
+    const expected = await first.get('ro:mainnet:x');
+    await first.close();
+
+    clock.advance(100);
+    const second = openStore(tmp.dir, 'c.db', { now: clock.now });
+    expect((await second.get('abi:mainnet:SP1.a'))?.value).toBe('{"abi":1}');
+    expect(await second.get('ro:mainnet:x')).toEqual(expected);
+    expect(await second.get('ro:mainnet:short')).toBeUndefined();
+    expect((await second.list('')).sort()).toEqual(['abi:mainnet:SP1.a', 'ro:mainnet:x']);
+  });
+
+  it("a second instance on the same directory sees the first one's writes", async () => {
+    const a = openStore(tmp.dir);
+    const b = openStore(tmp.dir);
+    await a.set('abi:testnet:ST1.x', 'from a');
+    expect((await b.get('abi:testnet:ST1.x'))?.value).toBe('from a');
+    await b.delete('abi:testnet:ST1.x');
+    expect(await a.get('abi:testnet:ST1.x')).toBeUndefined();
+  });
+
+  it('lists with a range search on the key index, not a scan', () => {
+    const store = openStore(tmp.dir);
+    const plan = store.explainList('abi:mainnet:').join('\n');
+    expect(plan).toMatch(/SEARCH entries USING INDEX sqlite_autoindex_entries_1 \(key>\? AND key<\?\)/);
+    expect(plan).not.toMatch(/SCAN/);
+  });
+
+  it('purges an expired row when it is read', async () => {
+    const clock = testClock();
+    const store = openStore(tmp.dir, 'p.db', { now: clock.now, sweepIntervalMs: 0 });
+    await store.set('t:1', 'v', 50);
+    await store.set('t:2', 'v');
+    clock.advance(50);
+    expect(rowCount(store.file)).toBe(2);
+    expect(await store.get('t:1')).toBeUndefined();
+    expect(rowCount(store.file)).toBe(1);
+  });
+
+  it('sweeps expired rows on an interval', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const clock = testClock();
+    const store = openStore(tmp.dir, 's.db', { now: clock.now, sweepIntervalMs: 1_000 });
+    await store.set('t:1', 'v', 500);
+    await store.set('t:2', 'v', 5_000);
+    await store.set('t:3', 'v');
+    clock.advance(600);
+    expect(rowCount(store.file)).toBe(3);
+    vi.advanceTimersByTime(1_000);
+    expect(rowCount(store.file)).toBe(2);
+    clock.advance(5_000);
+    expect(store.sweep()).toBe(1);
+    expect(rowCount(store.file)).toBe(1);
+  });
+
+  it('stops sweeping once closed, and refuses work after close', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const store = openStore(tmp.dir, 'x.db', { sweepIntervalMs: 1_000 });
+    expect(vi.getTimerCount()).toBe(1);
+    await store.close();
+    expect(vi.getTimerCount()).toBe(0);
+    expect(store.sweep()).toBe(0);
+    await expect(store.get('k')).rejects.toThrow(/not open/);
+  });
+});

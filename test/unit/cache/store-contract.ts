@@ -1,0 +1,229 @@
+/**
+ * The behaviour every CacheStore shares, run against each implementation. Time is an
+ * injected clock: expiry is tested by advancing it, never by sleeping.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CacheStore } from '../../../src/cache/store.js';
+
+export interface TestClock {
+  now: () => number;
+  advance(ms: number): void;
+}
+
+export function testClock(start = Date.now()): TestClock {
+  let t = Math.floor(start);
+  return {
+    now: () => t,
+    advance(ms: number) {
+      t += ms;
+    },
+  };
+}
+
+export interface StoreFixture {
+  store: CacheStore;
+  cleanup: () => Promise<void>;
+}
+
+export type StoreFactory = (ctx: { now: () => number }) => Promise<StoreFixture>;
+
+const sorted = (keys: string[]): string[] => [...keys].sort();
+
+/** Every character class that has bitten a cache: JSON escapes, NUL, CR/LF, RTL, astral. */
+const ODD = 'quote " backslash \\ slash / nul \u0000 crlf \r\n tab \t % _ * ? [x] {}ü€😀\u202E\u{10FFFF} end';
+
+export function runStoreContract(name: string, factory: StoreFactory): void {
+  describe(`CacheStore contract: ${name}`, () => {
+    let clock: TestClock;
+    let store: CacheStore;
+    let cleanup: () => Promise<void>;
+
+    beforeEach(async () => {
+      clock = testClock();
+      ({ store, cleanup } = await factory({ now: clock.now }));
+    });
+
+    afterEach(async () => {
+      await cleanup();
+    });
+
+    it('returns undefined for an absent key', async () => {
+      expect(await store.get('abi:mainnet:nothing')).toBeUndefined();
+    });
+
+    it('stores a value with its write time and no expiry by default', async () => {
+      const t = clock.now();
+      await store.set('abi:mainnet:SP1.a', '{"x":1}');
+      expect(await store.get('abi:mainnet:SP1.a')).toEqual({
+        value: '{"x":1}',
+        storedAt: t,
+        expiresAt: null,
+      });
+    });
+
+    it('treats a ttl of 0 as no expiry', async () => {
+      await store.set('k:zero', 'v', 0);
+      clock.advance(365 * 24 * 3600 * 1000);
+      expect((await store.get('k:zero'))?.expiresAt).toBeNull();
+    });
+
+    it('overwrites value, write time and expiry', async () => {
+      await store.set('ro:k', 'first', 5_000);
+      clock.advance(10);
+      await store.set('ro:k', 'second');
+      expect(await store.get('ro:k')).toEqual({ value: 'second', storedAt: clock.now(), expiresAt: null });
+      clock.advance(10);
+      await store.set('ro:k', 'third', 1_000);
+      expect(await store.get('ro:k')).toEqual({
+        value: 'third',
+        storedAt: clock.now(),
+        expiresAt: clock.now() + 1_000,
+      });
+      expect(await store.list('ro:')).toEqual(['ro:k']);
+    });
+
+    it('keeps an entry until its ttl has passed, and not a millisecond longer', async () => {
+      const t = clock.now();
+      await store.set('ro:ttl', 'v', 1_000);
+      expect((await store.get('ro:ttl'))?.expiresAt).toBe(t + 1_000);
+      clock.advance(999);
+      expect((await store.get('ro:ttl'))?.value).toBe('v');
+      expect(await store.list('ro:')).toEqual(['ro:ttl']);
+      clock.advance(1);
+      expect(await store.get('ro:ttl')).toBeUndefined();
+      expect(await store.list('ro:')).toEqual([]);
+      // A key that expired can be written again.
+      await store.set('ro:ttl', 'again', 1_000);
+      expect((await store.get('ro:ttl'))?.value).toBe('again');
+    });
+
+    it('deletes, reporting whether something was removed', async () => {
+      await store.set('abi:testnet:ST1.x', 'v');
+      expect(await store.delete('abi:testnet:ST1.x')).toBe(true);
+      expect(await store.get('abi:testnet:ST1.x')).toBeUndefined();
+      expect(await store.list('abi:')).toEqual([]);
+      expect(await store.delete('abi:testnet:ST1.x')).toBe(false);
+      expect(await store.delete('never:written')).toBe(false);
+    });
+
+    it('lists exactly the live keys that start with a prefix', async () => {
+      const keys = [
+        'abi:mainnet:SP1.a',
+        'abi:mainnet:SP2.b',
+        'abi:testnet:ST1.c',
+        'ro:mainnet:SP1.a:f:s:00',
+        'abx:mainnet:SP1.a',
+        'ab',
+        'ABI:mainnet:SP9.upper',
+      ];
+      for (const k of keys) await store.set(k, 'v');
+      expect(sorted(await store.list('abi:'))).toEqual([
+        'abi:mainnet:SP1.a',
+        'abi:mainnet:SP2.b',
+        'abi:testnet:ST1.c',
+      ]);
+      expect(sorted(await store.list('abi:mainnet:'))).toEqual(['abi:mainnet:SP1.a', 'abi:mainnet:SP2.b']);
+      expect(sorted(await store.list('abi:mainnet:SP1.a'))).toEqual(['abi:mainnet:SP1.a']);
+      expect(sorted(await store.list('ab'))).toEqual(sorted(keys.filter((k) => k.startsWith('ab'))));
+      expect(sorted(await store.list(''))).toEqual(sorted(keys));
+      expect(await store.list('abi:mainnet:SP3')).toEqual([]);
+      expect(await store.list('zzz')).toEqual([]);
+    });
+
+    it('treats _ and % in a prefix literally (no wildcard)', async () => {
+      for (const k of [
+        'a_b:1',
+        'axb:1',
+        'a%c:1',
+        'abc:1',
+        'ns:a_b',
+        'ns:axb',
+        'ns:a%',
+        'ns:aZZ',
+        'n%:1',
+        'nx:1',
+      ]) {
+        await store.set(k, 'v');
+      }
+      expect(await store.list('a_')).toEqual(['a_b:1']);
+      expect(await store.list('a%')).toEqual(['a%c:1']);
+      expect(await store.list('ns:a_')).toEqual(['ns:a_b']);
+      expect(await store.list('ns:a%')).toEqual(['ns:a%']);
+      expect(await store.list('n%')).toEqual(['n%:1']);
+      expect(await store.list('n%:')).toEqual(['n%:1']);
+    });
+
+    it('lists by prefixes with several colons, glob characters and spaces', async () => {
+      for (const k of ['x:y:z:1', 'x:y:z2', 'x:y:', 'x:yz', 'g:*', 'g:[a]', 'g:?', 'g:a', 's: a b', 's:ab']) {
+        await store.set(k, 'v');
+      }
+      expect(sorted(await store.list('x:y:'))).toEqual(['x:y:', 'x:y:z2', 'x:y:z:1']);
+      expect(sorted(await store.list('x:y:z'))).toEqual(['x:y:z2', 'x:y:z:1']);
+      expect(await store.list('g:*')).toEqual(['g:*']);
+      expect(await store.list('g:[')).toEqual(['g:[a]']);
+      expect(await store.list('g:?')).toEqual(['g:?']);
+      expect(await store.list('s: ')).toEqual(['s: a b']);
+    });
+
+    it('lists by unicode prefixes in code point order, astral characters included', async () => {
+      const keys = [
+        'ü:1',
+        'ü:2',
+        'u:1',
+        'üb',
+        'v:1',
+        '😀:a',
+        '😀b',
+        '😁:c',
+        '\uFFFF:a',
+        '\u{10000}:b',
+        'z\u{10FFFF}:a',
+        'zz',
+      ];
+      for (const k of keys) await store.set(k, 'v');
+      expect(sorted(await store.list('ü'))).toEqual(['ü:1', 'ü:2', 'üb']);
+      expect(sorted(await store.list('ü:'))).toEqual(['ü:1', 'ü:2']);
+      expect(sorted(await store.list('😀'))).toEqual(['😀:a', '😀b']);
+      expect(await store.list('\uFFFF')).toEqual(['\uFFFF:a']);
+      expect(await store.list('\u{10000}')).toEqual(['\u{10000}:b']);
+      expect(await store.list('z\u{10FFFF}')).toEqual(['z\u{10FFFF}:a']);
+      expect(await store.list('z')).toHaveLength(2);
+    });
+
+    it('keeps keys and values with odd characters intact', async () => {
+      const key = `odd:${ODD}`;
+      await store.set(key, ODD);
+      expect((await store.get(key))?.value).toBe(ODD);
+      expect(await store.list('odd:')).toEqual([key]);
+      await store.set('empty:', '');
+      expect((await store.get('empty:'))?.value).toBe('');
+      const longKey = `long:${'k'.repeat(2_000)}`;
+      await store.set(longKey, 'v');
+      expect((await store.get(longKey))?.value).toBe('v');
+    });
+
+    it('round-trips a 200 KB value', async () => {
+      const unit = `{"name":"fn-${ODD}","args":[1,2,3]},`;
+      const big = unit.repeat(Math.ceil(200_000 / unit.length));
+      expect(big.length).toBeGreaterThanOrEqual(200_000);
+      await store.set('abi:mainnet:SP1.big', big, 60_000);
+      const entry = await store.get('abi:mainnet:SP1.big');
+      expect(entry?.value.length).toBe(big.length);
+      expect(entry?.value === big).toBe(true);
+    });
+
+    it('handles concurrent writes to distinct keys', async () => {
+      const keys = Array.from({ length: 50 }, (_, i) => `c:${i}`);
+      await Promise.all(keys.map((k, i) => store.set(k, String(i))));
+      expect(sorted(await store.list('c:'))).toEqual(sorted(keys));
+      const values = await Promise.all(keys.map((k) => store.get(k)));
+      expect(values.map((e) => e?.value)).toEqual(keys.map((_, i) => String(i)));
+    });
+
+    it('closes idempotently', async () => {
+      await store.set('k:1', 'v');
+      await store.close();
+      await expect(store.close()).resolves.toBeUndefined();
+    });
+  });
+}

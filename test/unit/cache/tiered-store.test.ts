@@ -1,0 +1,185 @@
+import { describe, expect, it, vi } from 'vitest';
+import { MemoryStore } from '../../../src/cache/memory-store.js';
+import type { CacheStore, StoredEntry } from '../../../src/cache/store.js';
+import { TieredStore } from '../../../src/cache/tiered-store.js';
+import { testClock } from './store-contract.js';
+
+/** A memory store whose calls are counted. */
+function spiedCold(now: () => number) {
+  const inner = new MemoryStore({ maxEntries: 1_000, now });
+  const cold = {
+    kind: 'spy',
+    get: vi.fn((key: string) => inner.get(key)),
+    set: vi.fn((key: string, value: string, ttlMs?: number) => inner.set(key, value, ttlMs)),
+    delete: vi.fn((key: string) => inner.delete(key)),
+    list: vi.fn((prefix: string) => inner.list(prefix)),
+    close: vi.fn(() => inner.close()),
+  } satisfies CacheStore;
+  return { cold, inner };
+}
+
+/** A cold store that is down: every method rejects (get throws synchronously, to cover both). */
+function brokenCold(): CacheStore {
+  const down = (): Promise<never> => Promise.reject(new Error('cold store down'));
+  return {
+    kind: 'broken',
+    get: () => {
+      throw new Error('cold store down (sync)');
+    },
+    set: down,
+    delete: down,
+    list: down,
+    close: down,
+  };
+}
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+describe('TieredStore', () => {
+  it('answers a hot hit without touching the cold store', async () => {
+    const clock = testClock();
+    const { cold } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
+    await store.set('abi:mainnet:SP1.a', 'v');
+    expect(cold.set).toHaveBeenCalledWith('abi:mainnet:SP1.a', 'v', undefined);
+    expect((await store.get('abi:mainnet:SP1.a'))?.value).toBe('v');
+    expect((await store.get('abi:mainnet:SP1.a'))?.value).toBe('v');
+    expect(cold.get).not.toHaveBeenCalled();
+  });
+
+  it('promotes a cold hit, keeping its write time and expiry', async () => {
+    const clock = testClock();
+    const { cold, inner } = spiedCold(clock.now);
+    const t = clock.now();
+    await inner.set('ro:k', 'from cold', 1_000);
+    const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
+    clock.advance(400);
+    expect(await store.get('ro:k')).toEqual({ value: 'from cold', storedAt: t, expiresAt: t + 1_000 });
+    expect(await store.get('ro:k')).toEqual({ value: 'from cold', storedAt: t, expiresAt: t + 1_000 });
+    expect(cold.get).toHaveBeenCalledTimes(1);
+    expect(store.hotSize).toBe(1);
+    // The promoted copy expires with the original, not a full ttl after promotion.
+    clock.advance(600);
+    expect(await store.get('ro:k')).toBeUndefined();
+  });
+
+  it('bounds the hot tier at maxEntries while the cold store keeps everything', async () => {
+    const clock = testClock();
+    const { cold } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 3 }, cold, { now: clock.now });
+    for (let i = 0; i < 20; i++) await store.set(`k:${i}`, String(i));
+    expect(store.hotSize).toBe(3);
+    expect(await store.list('k:')).toHaveLength(20);
+    expect((await store.get('k:0'))?.value).toBe('0');
+    expect(cold.get).toHaveBeenCalledWith('k:0');
+    expect(store.hotSize).toBe(3);
+  });
+
+  it('keeps entries larger than the hot byte budget in the cold store only', async () => {
+    const clock = testClock();
+    const { cold } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 10, maxBytes: 10_000 }, cold, { now: clock.now });
+    await store.set('big', 'x'.repeat(20_000));
+    expect(store.hotSize).toBe(0);
+    expect((await store.get('big'))?.value).toHaveLength(20_000);
+    expect(cold.get).toHaveBeenCalledTimes(1);
+  });
+
+  it('deletes from both tiers', async () => {
+    const clock = testClock();
+    const { cold, inner } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
+    await store.set('k', 'v');
+    expect(await store.delete('k')).toBe(true);
+    expect(store.hotSize).toBe(0);
+    expect(await inner.get('k')).toBeUndefined();
+    // Only in the hot tier (its cold write failed earlier): still reported as removed.
+    cold.set.mockRejectedValueOnce(new Error('down'));
+    await store.set('h', 'v');
+    expect(await store.delete('h')).toBe(true);
+  });
+
+  it('with a failing cold store, set fills the hot tier and get answers from it, reporting each failure', async () => {
+    const onError = vi.fn();
+    const store = new TieredStore({ maxEntries: 10 }, brokenCold(), { onError });
+    await expect(store.set('abi:mainnet:SP1.a', 'v', 60_000)).resolves.toBeUndefined();
+    expect(onError).toHaveBeenCalledTimes(1);
+    expect(onError).toHaveBeenLastCalledWith(expect.objectContaining({ message: 'cold store down' }), 'set');
+    expect((await store.get('abi:mainnet:SP1.a'))?.value).toBe('v');
+    expect(onError).toHaveBeenCalledTimes(1);
+    // A miss needs the cold store: it degrades to "absent" instead of failing.
+    await expect(store.get('abi:mainnet:SP2.b')).resolves.toBeUndefined();
+    expect(onError).toHaveBeenLastCalledWith(
+      expect.objectContaining({ message: 'cold store down (sync)' }),
+      'get',
+    );
+    await expect(store.close()).resolves.toBeUndefined();
+    expect(onError).toHaveBeenLastCalledWith(expect.any(Error), 'close');
+  });
+
+  it('with a failing cold store, delete and list (which need it) reject, unreported', async () => {
+    const onError = vi.fn();
+    const store = new TieredStore({ maxEntries: 10 }, brokenCold(), { onError });
+    await store.set('k:1', 'v');
+    onError.mockClear();
+    await expect(store.list('k:')).rejects.toThrow('cold store down');
+    await expect(store.delete('k:1')).rejects.toThrow('cold store down');
+    // The hot copy is gone regardless, so the deleted value is not served.
+    expect(store.hotSize).toBe(0);
+    expect(onError).not.toHaveBeenCalled();
+  });
+
+  it('lists keys whose cold write failed but that the hot tier still serves', async () => {
+    const clock = testClock();
+    const { cold } = spiedCold(clock.now);
+    const onError = vi.fn();
+    const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now, onError });
+    await store.set('abi:mainnet:SP1.a', 'v');
+    cold.set.mockRejectedValueOnce(new Error('blip'));
+    await store.set('abi:mainnet:SP2.b', 'v');
+    expect(onError).toHaveBeenCalledWith(expect.any(Error), 'set');
+    expect((await store.list('abi:')).sort()).toEqual(['abi:mainnet:SP1.a', 'abi:mainnet:SP2.b']);
+  });
+
+  it('does not promote a cold read that a concurrent set overtook', async () => {
+    const clock = testClock();
+    const { cold } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
+    const slow = deferred<StoredEntry | undefined>();
+    cold.get.mockReturnValueOnce(slow.promise);
+    const reading = store.get('k');
+    await store.set('k', 'new');
+    slow.resolve({ value: 'old', storedAt: 0, expiresAt: null });
+    expect((await reading)?.value).toBe('old'); // that read started before the write
+    expect((await store.get('k'))?.value).toBe('new');
+  });
+
+  it('does not resurrect a key through a cold read that a concurrent delete overtook', async () => {
+    const clock = testClock();
+    const { cold } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
+    const slow = deferred<StoredEntry | undefined>();
+    cold.get.mockReturnValueOnce(slow.promise);
+    const reading = store.get('k');
+    await store.delete('k');
+    slow.resolve({ value: 'old', storedAt: 0, expiresAt: null });
+    await reading;
+    expect(store.hotSize).toBe(0);
+    expect(await store.get('k')).toBeUndefined();
+  });
+
+  it('closes the cold store once', async () => {
+    const clock = testClock();
+    const { cold } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
+    await store.close();
+    await store.close();
+    expect(cold.close).toHaveBeenCalledTimes(1);
+  });
+});
