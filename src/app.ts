@@ -1,24 +1,31 @@
 /**
- * Assembles the gateway: store, caching rules, upstream client, services and routes.
- * Dependencies can be injected (tests inject stores or a node API); by default they are
- * built from the configuration.
+ * Assembles the gateway: store, caching rules, upstream client, services, observability and
+ * routes. Dependencies can be injected (tests inject stores or a node API); by default they
+ * are built from the configuration.
  */
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { ReadThroughCache } from './cache/read-through.js';
+import { hotEntries } from './cache/store-health.js';
 import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores.js';
 import { type Config, NETWORKS, type Network } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { registerOpenApi } from './http/openapi.js';
 import { trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
+import { adminRoutes } from './http/routes/admin.js';
 import { decodeRoute } from './http/routes/decode.js';
+import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
+import { Metrics, instrumentBudget } from './observability/metrics.js';
+import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
+import { CacheAdmin } from './service/cache-admin.js';
 import type { NodeApi } from './service/node-api.js';
 import { ReadOnlyService } from './service/read-only.js';
-import { StacksNodeClient } from './upstream/stacks-client.js';
+import { type AttemptEvent, StacksNodeClient } from './upstream/stacks-client.js';
 import { type Budget, createTokenBuckets } from './upstream/token-bucket.js';
 
 export interface GatewayDeps {
@@ -32,11 +39,13 @@ export interface Gateway {
   readonly config: Config;
   readonly store: CacheStore;
   readonly cache: ReadThroughCache;
+  readonly metrics: Metrics;
   /** Stop accepting, finish what is in flight, then release the store and upstream pools. */
   close(): Promise<void>;
 }
 
 export async function createGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
+  const startedAt = Date.now();
   const app = Fastify({
     logger: { level: config.logLevel },
     // One line per request is written by our onResponse hook instead of Fastify's two.
@@ -44,31 +53,47 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    // Tuple keys such as __proto__ are plain data here: JSON.parse makes them own properties,
-    // and the codec never assigns through them.
+    // Tuple keys such as `constructor` are plain data here: JSON.parse makes them own
+    // properties, and the codec never assigns through them.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
-
   const log = app.log;
-  const store =
-    deps.store ??
-    (await createStore(config, { onError: (err, op) => log.warn({ err, op }, 'cache store operation failed') }));
-  const cache = new ReadThroughCache(store, (err, op) => log.warn({ err, op }, 'cache store operation failed'));
 
-  const budgets: Record<Network, Budget> = deps.budgets ?? createTokenBuckets(NETWORKS, config);
-  const node = deps.node ?? new StacksNodeClient({ config, budgets, logger: log });
+  // Metrics read the store and budgets lazily, so they can be created first.
+  let store: CacheStore | undefined = deps.store;
+  const rawBudgets: Record<Network, Budget> = deps.budgets ?? createTokenBuckets(NETWORKS, config);
+  const metrics = new Metrics({ budgets: rawBudgets, hotEntries: () => (store === undefined ? 0 : hotEntries(store)) });
+  const onStoreError = (err: unknown, op: string): void => {
+    metrics.storeError(op);
+    log.warn({ err, op }, 'cache store operation failed');
+  };
+  store ??= await createStore(config, { onError: onStoreError });
+  const cache = new ReadThroughCache(store, {
+    onStoreError,
+    onOutcome: (outcome, key) => metrics.cache(key.startsWith('abi:') ? 'abi' : 'read-only', outcome),
+  });
+
+  const upstreamHealth = new UpstreamHealth();
+  const budgets = Object.fromEntries(
+    NETWORKS.map((n) => [n, instrumentBudget(n, rawBudgets[n], metrics)]),
+  ) as Record<Network, Budget>;
+  const onAttempt = (event: AttemptEvent): void => {
+    metrics.upstreamAttempt(event);
+    upstreamHealth.record(event);
+  };
+  const node = deps.node ?? new StacksNodeClient({ config, budgets, logger: log, onAttempt });
 
   const abis = new AbiRegistry(cache, node);
   const readOnly = new ReadOnlyService(cache, abis, node);
 
   // Any body is parsed as JSON whatever its Content-Type: `curl -d` sends form encoding by default.
-  const jsonParser = app.getDefaultJsonParser('ignore', 'ignore');
-  app.addContentTypeParser('*', { parseAs: 'string' }, jsonParser);
+  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('ignore', 'ignore'));
 
   const routeMethods = trackRoutes(app);
   installErrorHandling(app, routeMethods);
+
   // Draining: answers given while closing end their keep-alive connection, so that
   // server.close() is not held open by clients that would otherwise reuse it.
   let draining = false;
@@ -77,27 +102,35 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
+    const ms = reply.elapsedTime;
+    metrics.request(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, ms / 1000);
     request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(ms * 100) / 100 },
       'request',
     );
     done();
   });
 
+  await registerOpenApi(app, { admin: config.adminToken !== undefined });
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
+  await app.register(opsRoutes, { store, metrics, upstream: upstreamHealth, isDraining: () => draining, startedAt });
+  if (config.adminToken !== undefined) {
+    await app.register(adminRoutes, { token: config.adminToken, admin: new CacheAdmin(cache, abis, readOnly) });
+  }
 
+  const ownedStore = store;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       draining = true;
       await app.close();
       await node.close?.();
-      for (const b of Object.values(budgets)) b.close();
-      await store.close();
+      for (const b of Object.values(rawBudgets)) b.close();
+      await ownedStore.close();
     })();
     return closing;
   };
-  return { app, config, store, cache, close };
+  return { app, config, store, cache, metrics, close };
 }

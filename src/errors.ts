@@ -18,7 +18,7 @@ export const ERROR_CATALOGUE = {
   RATE_LIMIT_EXCEEDED: { status: 429, description: 'no upstream budget token in time, or upstream still 429 after retries' },
   NOT_FOUND: { status: 404, description: 'unknown route' },
   METHOD_NOT_ALLOWED: { status: 405, description: 'the path exists but not with this method; the Allow header lists the methods' },
-  STORE_UNAVAILABLE: { status: 503, description: 'the cache store is unreachable and the answer needs it (known contracts)' },
+  SERVICE_UNAVAILABLE: { status: 503, description: 'shutting down, or the persistent store an answer needs (known contracts) is unreachable' },
   INTERNAL_ERROR: { status: 500, description: 'a bug; never for bad input' },
 } as const satisfies Record<string, { status: number; description: string }>;
 

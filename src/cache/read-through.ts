@@ -31,14 +31,22 @@ interface InFlight {
 }
 
 export type StoreErrorHook = (err: unknown, op: 'get' | 'set' | 'delete' | 'list') => void;
+/** Told the outcome of every lookup that produced a value (metrics). */
+export type OutcomeHook = (outcome: CacheOutcome, key: string) => void;
 
 export class ReadThroughCache {
   readonly #inflight = new Map<string, InFlight>();
 
+  private readonly onStoreError: StoreErrorHook;
+  private readonly onOutcome: OutcomeHook;
+
   constructor(
     readonly store: CacheStore,
-    private readonly onStoreError: StoreErrorHook = () => {},
-  ) {}
+    hooks: { onStoreError?: StoreErrorHook; onOutcome?: OutcomeHook } = {},
+  ) {
+    this.onStoreError = hooks.onStoreError ?? (() => {});
+    this.onOutcome = hooks.onOutcome ?? (() => {});
+  }
 
   /** Read an entry, a store failure counting as a miss. */
   async peek(key: string): Promise<StoredEntry | undefined> {
@@ -65,20 +73,26 @@ export class ReadThroughCache {
   async get(key: string, load: () => Promise<string>, policy: CachePolicy = {}): Promise<CacheResult> {
     if (policy.bust !== true) {
       const entry = await this.peek(key);
-      if (entry !== undefined) return { value: entry.value, outcome: 'hit', entry };
+      if (entry !== undefined) {
+        this.onOutcome('hit', key);
+        return { value: entry.value, outcome: 'hit', entry };
+      }
     }
     const wantsStore = policy.skip !== true;
     const joined = this.#inflight.get(key);
     if (joined !== undefined) {
       const value = await joined.promise;
       if (wantsStore && !joined.leaderStores) await this.put(key, value, policy.ttlMs);
+      this.onOutcome('coalesced', key);
       return { value, outcome: 'coalesced' };
     }
     const promise = this.#lead(key, load, wantsStore, policy.ttlMs);
     this.#inflight.set(key, { promise, leaderStores: wantsStore });
     try {
       const value = await promise;
-      return { value, outcome: policy.bust === true ? 'bypass' : 'miss' };
+      const outcome = policy.bust === true ? 'bypass' : 'miss';
+      this.onOutcome(outcome, key);
+      return { value, outcome };
     } finally {
       this.#inflight.delete(key);
     }

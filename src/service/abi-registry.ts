@@ -6,6 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
+import type { StoredEntry } from '../cache/store.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
@@ -17,6 +18,7 @@ export interface AbiResult {
   readonly json: string;
   readonly abi: ContractAbi;
   readonly outcome: CacheOutcome;
+  readonly entry?: StoredEntry | undefined;
 }
 
 export interface KnownContract {
@@ -36,7 +38,7 @@ export class AbiRegistry {
 
   async get(ref: ContractRef): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
-    const { value, outcome } = await this.cache.get(key, async () =>
+    const { value, outcome, entry } = await this.cache.get(key, async () =>
       JSON.stringify(await this.node.getContractInterface(ref.network, ref.address, ref.contractName)),
     );
     let abi = this.#parsed.get(key);
@@ -44,7 +46,7 @@ export class AbiRegistry {
       abi = parseAbi(value, ref);
       this.#parsed.set(key, abi);
     }
-    return { json: value, abi, outcome };
+    return { json: value, abi, outcome, entry };
   }
 
   /** Contracts whose ABI the cache holds, both networks, each once; local data only. */
@@ -53,8 +55,7 @@ export class AbiRegistry {
     try {
       keys = await this.cache.store.list(ABI_PREFIX);
     } catch (err) {
-      throw new GatewayError('INTERNAL_ERROR', 'the cache store could not list known contracts', undefined, {
-        status: 503,
+      throw new GatewayError('SERVICE_UNAVAILABLE', 'the cache store could not list known contracts', undefined, {
         cause: err,
       });
     }

@@ -35,10 +35,15 @@ export interface ReadOnlyRequest {
     | undefined;
 }
 
-export interface ReadOnlyResult {
-  readonly data: unknown;
+export interface ReadOnlyLookup {
+  /** The node's raw result (0x hex), from the cache or fresh. */
+  readonly value: string;
   readonly outcome: CacheOutcome;
+  /** The entry served, for a hit. */
   readonly entry?: StoredEntry | undefined;
+  /** Whether this request stored the value, and for how long (undefined = until removed). */
+  readonly stored: boolean;
+  readonly ttlMs: number | undefined;
 }
 
 /** The prepared form of a request: everything a cache lookup and an upstream call need. */
@@ -58,21 +63,32 @@ export class ReadOnlyService {
     private readonly node: NodeApi,
   ) {}
 
-  async call(req: ReadOnlyRequest): Promise<ReadOnlyResult> {
+  /** Validate the call and get its raw result: from the cache, or from one coalesced upstream call. */
+  async lookup(req: ReadOnlyRequest): Promise<ReadOnlyLookup> {
     const call = prepare(req);
     const cc = req.cacheControl ?? {};
     const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
+    const skip = cc.skipCache === true;
     const { value, outcome, entry } = await this.cache.get(call.key, () => this.#fetch(call), {
       ttlMs,
       bust: cc.bustCache === true,
-      skip: cc.skipCache === true,
+      skip,
     });
-    const data = renderClarityValue(decodeClarityHex(value), {
+    return { value, outcome, entry, stored: outcome !== 'hit' && !skip, ttlMs };
+  }
+
+  /** Decode a raw result with the request's options; an (err ...) raises CONTRACT_ERROR. */
+  render(value: string, req: Pick<ReadOnlyRequest, 'strictJsonCompat' | 'preserveContainers'>): unknown {
+    return renderClarityValue(decodeClarityHex(value), {
       integers: 'read-only',
       strictJsonCompat: req.strictJsonCompat ?? true,
       preserveContainers: req.preserveContainers ?? false,
     });
-    return { data, outcome, entry };
+  }
+
+  /** The cache key a request maps to (admin invalidation of one entry). */
+  keyOf(req: ReadOnlyRequest): string {
+    return prepare(req).key;
   }
 
   /** A miss: check the call against the (cached) ABI, then ask the node. */

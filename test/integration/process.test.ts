@@ -97,6 +97,37 @@ describe('the service process', () => {
     }
   });
 
+  it('logs one line per request with its id, and the error id in the error line; LOG_LEVEL is honoured', async () => {
+    const svc = await startService({ ...env(), CACHE_STORE: 'memory' });
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(`${svc.url}/contract-calls/abi/NOT-AN-ADDRESS/demo`);
+      await request(`${svc.url}/health`);
+    } finally {
+      await svc.stop();
+    }
+    const lines = svc
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const errorLine = lines.find((l) => l.errorId === res.body.error.id);
+    expect(errorLine).toMatchObject({ code: 'INVALID_CONTRACT_ADDRESS', status: 400 });
+    const requestLines = lines.filter((l) => l.msg === 'request');
+    expect(requestLines).toHaveLength(2);
+    expect(requestLines.map((l) => l.statusCode)).toEqual([400, 200]);
+    expect(requestLines.every((l) => typeof l.reqId === 'string')).toBe(true);
+    expect(errorLine?.reqId).toBe(requestLines[0]?.reqId);
+
+    const quiet = await startService({ ...env(), CACHE_STORE: 'memory', LOG_LEVEL: 'warn' });
+    try {
+      await request(`${quiet.url}/health`);
+    } finally {
+      await quiet.stop();
+    }
+    expect(quiet.output()).not.toContain('"msg":"request"');
+  });
+
   it.each([
     ['UPSTREAM_TIMEOUT_MS', 'abc'],
     ['CACHE_STORE', 'mongo'],

@@ -35,7 +35,12 @@ export async function startService(env: Record<string, string>): Promise<Service
   });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  // With info logs on, the "listening on" line is the event to wait for; with them off there
+  // is no such line, so the port is polled until it answers (bounded).
+  const quiet = env.LOG_LEVEL !== undefined && !['info', 'debug', 'trace'].includes(env.LOG_LEVEL);
   await new Promise<void>((resolve, reject) => {
+    if (quiet) void pollHealth(url, exited).then(resolve, reject);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('listening on')) resolve();
@@ -48,7 +53,7 @@ export async function startService(env: Record<string, string>): Promise<Service
   });
   return {
     child,
-    url: `http://127.0.0.1:${port}`,
+    url,
     output: () => out,
     exited,
     stop: async (signal = 'SIGTERM') => {
@@ -71,4 +76,21 @@ export async function runExpectingFailure(env: Record<string, string>): Promise<
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   return { code, stderr };
+}
+
+async function pollHealth(url: string, exited: Promise<unknown>): Promise<void> {
+  let gone = false;
+  void exited.then(() => {
+    gone = true;
+  });
+  for (let i = 0; i < 500 && !gone; i++) {
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`service at ${url} did not answer /health`);
 }

@@ -1,20 +1,50 @@
 /** GET /contract-calls/abi/{contractAddress}/{contractName} and GET /contract-calls/known-contracts */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { AbiRegistry } from '../../service/abi-registry.js';
 import { parseContractRef } from '../../service/contract-ref.js';
+import { cacheHeaders } from '../cache-status.js';
 import { ok } from '../envelope.js';
-import { AbiParams } from '../schemas.js';
+import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../schemas.js';
 
 export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async (app, { abis }) => {
-  app.get('/contract-calls/abi/:contractAddress/:contractName', { schema: { params: AbiParams } }, async (request, reply) => {
-    const ref = parseContractRef(request.params.contractAddress, request.params.contractName);
-    const { json } = await abis.get(ref);
-    // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
-    return reply.type('application/json; charset=utf-8').send(`{"success":true,"data":${json}}`);
-  });
+  app.get(
+    '/contract-calls/abi/:contractAddress/:contractName',
+    {
+      schema: {
+        summary: "Fetch a deployed contract's ABI (cached indefinitely)",
+        tags: ['contract-calls'],
+        params: AbiParams,
+        response: {
+          200: successEnvelope(Type.Object({}, { additionalProperties: true, description: 'the contract ABI document' })),
+          '4xx': ErrorEnvelope,
+          '5xx': ErrorEnvelope,
+        },
+      },
+    },
+    async (request, reply) => {
+      const ref = parseContractRef(request.params.contractAddress, request.params.contractName);
+      const result = await abis.get(ref);
+      reply.headers(cacheHeaders({ outcome: result.outcome, entry: result.entry, stored: result.outcome !== 'hit', ttlMs: undefined }));
+      // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify
+      // (Fastify sends a string payload as it is, without the response serializer).
+      const body = `{"success":true,"data":${result.json}}`;
+      return reply.type('application/json; charset=utf-8').send(body as never);
+    },
+  );
 
-  app.get('/contract-calls/known-contracts', async () => {
-    const cached = await abis.known();
-    return ok({ stats: { total: cached.length, cached: cached.length }, contracts: { cached } });
-  });
+  app.get(
+    '/contract-calls/known-contracts',
+    {
+      schema: {
+        summary: 'List the contracts whose ABI is cached (local data only)',
+        tags: ['contract-calls'],
+        response: { 200: successEnvelope(KnownContractsData), '5xx': ErrorEnvelope },
+      },
+    },
+    async () => {
+      const cached = await abis.known();
+      return ok({ stats: { total: cached.length, cached: cached.length }, contracts: { cached } });
+    },
+  );
 };

@@ -1,14 +1,30 @@
 /** POST /contract-calls/decode-clarity-value */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { decodeClarityHex, parseClarityValue, renderClarityValue } from '../../clarity/index.js';
 import { ok } from '../envelope.js';
-import { DecodeBody } from '../schemas.js';
+import { DecodeBody, ErrorEnvelope, successEnvelope } from '../schemas.js';
 
 export const decodeRoute: FastifyPluginAsyncTypebox = async (app) => {
-  app.post('/contract-calls/decode-clarity-value', { schema: { body: DecodeBody } }, async (request) => {
-    const { clarityValue, strictJsonCompat = true, preserveContainers = false } = request.body;
-    const cv = typeof clarityValue === 'string' ? decodeClarityHex(clarityValue) : parseClarityValue(clarityValue);
-    const decoded = renderClarityValue(cv, { integers: 'decode', strictJsonCompat, preserveContainers });
-    return ok({ original: clarityValue, decoded });
-  });
+  app.post(
+    '/contract-calls/decode-clarity-value',
+    {
+      schema: {
+        summary: 'Decode a Clarity value (object or 0x hex) into plain JSON',
+        tags: ['contract-calls'],
+        body: DecodeBody,
+        response: {
+          200: successEnvelope(Type.Object({ original: Type.Unknown(), decoded: Type.Unknown() })),
+          '4xx': ErrorEnvelope,
+          '5xx': ErrorEnvelope,
+        },
+      },
+    },
+    async (request) => {
+      const { clarityValue, strictJsonCompat = true, preserveContainers = false } = request.body;
+      const cv = typeof clarityValue === 'string' ? decodeClarityHex(clarityValue) : parseClarityValue(clarityValue);
+      const decoded = renderClarityValue(cv, { integers: 'decode', strictJsonCompat, preserveContainers });
+      return ok({ original: clarityValue, decoded });
+    },
+  );
 };

@@ -17,7 +17,7 @@ function setup() {
   let now = 1_000_000;
   const store = new MemoryStore({ maxEntries: 100, now: () => now });
   const errors: string[] = [];
-  const cache = new ReadThroughCache(store, (_err, op) => errors.push(op));
+  const cache = new ReadThroughCache(store, { onStoreError: (_err, op) => errors.push(op) });
   return { store, cache, errors, advance: (ms: number) => (now += ms) };
 }
 
@@ -120,7 +120,7 @@ describe('ReadThroughCache', () => {
       close: async () => {},
     };
     const errors: string[] = [];
-    const cache = new ReadThroughCache(broken, (_e, op) => errors.push(op));
+    const cache = new ReadThroughCache(broken, { onStoreError: (_e, op) => errors.push(op) });
     expect(await cache.get('k', async () => 'fresh')).toMatchObject({ value: 'fresh', outcome: 'miss' });
     expect(errors).toEqual(['get', 'set']);
   });

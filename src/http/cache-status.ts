@@ -1,0 +1,31 @@
+/**
+ * RFC 9211 `Cache-Status` and RFC 9111 `Age` for an answer that went through the cache.
+ *   hit                      -> `clarity-cache; hit; ttl=<seconds left>` (ttl only when finite)
+ *   miss                     -> `clarity-cache; fwd=miss[; stored][; ttl=N]`
+ *   coalesced miss           -> `clarity-cache; fwd=miss; collapsed[; stored]`
+ *   bustCache (bypass)       -> `clarity-cache; fwd=request[; stored]`
+ */
+import type { CacheOutcome } from '../cache/read-through.js';
+import type { StoredEntry } from '../cache/store.js';
+
+export const CACHE_NAME = 'clarity-cache';
+
+export interface CacheView {
+  readonly outcome: CacheOutcome;
+  readonly entry?: StoredEntry | undefined;
+  readonly stored: boolean;
+  readonly ttlMs: number | undefined;
+}
+
+export function cacheHeaders(view: CacheView, now = Date.now()): { 'cache-status': string; age: string } {
+  if (view.outcome === 'hit' && view.entry !== undefined) {
+    const { storedAt, expiresAt } = view.entry;
+    const ttl = expiresAt === null ? '' : `; ttl=${Math.max(0, Math.floor((expiresAt - now) / 1000))}`;
+    return { 'cache-status': `${CACHE_NAME}; hit${ttl}`, age: String(Math.max(0, Math.floor((now - storedAt) / 1000))) };
+  }
+  const fwd = view.outcome === 'bypass' ? 'request' : 'miss';
+  const collapsed = view.outcome === 'coalesced' ? '; collapsed' : '';
+  const stored = view.stored ? '; stored' : '';
+  const ttl = view.stored && view.ttlMs !== undefined ? `; ttl=${Math.floor(view.ttlMs / 1000)}` : '';
+  return { 'cache-status': `${CACHE_NAME}; fwd=${fwd}${collapsed}${stored}${ttl}`, age: '0' };
+}

@@ -1,0 +1,149 @@
+/**
+ * The admin API, registered only when ADMIN_TOKEN is set: cache invalidation (one entry, a
+ * contract, a function, everything), ABI warming and statistics. Every route needs
+ * `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { GatewayError } from '../../errors.js';
+import type { CacheAdmin } from '../../service/cache-admin.js';
+import { parseContractRef } from '../../service/contract-ref.js';
+import { ok } from '../envelope.js';
+import { sendError } from '../error-handler.js';
+import { AbiParams, ErrorEnvelope, ReadOnlyBody, successEnvelope } from '../schemas.js';
+
+export interface AdminOptions {
+  readonly token: string;
+  readonly admin: CacheAdmin;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** Constant-time check of an Authorization header against the token (hashing equalizes lengths). */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(.+)$/i.exec(header ?? '');
+  const given = m?.[1]?.trim() ?? '';
+  return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
+}
+
+const Deleted = successEnvelope(Type.Object({ deleted: Type.Integer() }));
+const errors = { '4xx': ErrorEnvelope, '5xx': ErrorEnvelope };
+const security = [{ bearerAuth: [] }];
+
+export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, { token, admin }) => {
+  app.addHook('onRequest', async (request, reply) => {
+    if (bearerMatches(request.headers.authorization, token)) return;
+    request.log.warn(
+      { admin: true, method: request.method, url: request.url, ip: request.ip, hadCredentials: request.headers.authorization !== undefined },
+      'admin request refused: missing or wrong bearer token',
+    );
+    return sendError(
+      request,
+      reply,
+      new GatewayError('UNAUTHORIZED', 'a valid admin bearer token is required', undefined, {
+        headers: { 'www-authenticate': 'Bearer realm="clarity-cache admin"' },
+      }),
+    );
+  });
+
+  app.delete(
+    '/admin/cache',
+    { schema: { summary: 'Remove every cached result and ABI', tags: ['admin'], security, response: { 200: Deleted, ...errors } } },
+    async () => ok({ deleted: await admin.invalidateAll() }),
+  );
+
+  app.delete(
+    '/admin/cache/contracts/:contractAddress/:contractName',
+    {
+      schema: {
+        summary: "Remove every cached result of a contract (and its ABI with ?abi=true)",
+        tags: ['admin'],
+        security,
+        params: AbiParams,
+        querystring: Type.Object({ abi: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }),
+        response: { 200: Deleted, ...errors },
+      },
+    },
+    async (request) => {
+      const ref = parseContractRef(request.params.contractAddress, request.params.contractName);
+      return ok({ deleted: await admin.invalidateContract(ref, undefined, request.query.abi === 'true') });
+    },
+  );
+
+  app.delete(
+    '/admin/cache/contracts/:contractAddress/:contractName/functions/:functionName',
+    {
+      schema: {
+        summary: 'Remove every cached result of one function of a contract',
+        tags: ['admin'],
+        security,
+        params: Type.Object({ contractAddress: Type.String(), contractName: Type.String(), functionName: Type.String() }),
+        response: { 200: Deleted, ...errors },
+      },
+    },
+    async (request) => {
+      const ref = parseContractRef(request.params.contractAddress, request.params.contractName);
+      return ok({ deleted: await admin.invalidateContract(ref, request.params.functionName) });
+    },
+  );
+
+  app.post(
+    '/admin/cache/invalidate',
+    {
+      schema: {
+        summary: 'Remove the one cached result a read-only request maps to',
+        description: 'The body is a read-only request body plus contractAddress, contractName and functionName.',
+        tags: ['admin'],
+        security,
+        body: Type.Composite([
+          Type.Object({ contractAddress: Type.String(), contractName: Type.String(), functionName: Type.String() }),
+          Type.Omit(ReadOnlyBody, ['cacheControl', 'strictJsonCompat', 'preserveContainers']),
+        ]),
+        response: { 200: Deleted, ...errors },
+      },
+    },
+    async (request) => ok({ deleted: await admin.invalidateCall(request.body) }),
+  );
+
+  app.post(
+    '/admin/abis/warm',
+    {
+      schema: {
+        summary: 'Fetch and cache the ABIs of a list of contracts',
+        tags: ['admin'],
+        security,
+        body: Type.Object({ contracts: Type.Array(Type.String({ description: 'address.contract-name' }), { minItems: 1, maxItems: 100 }) }),
+        response: {
+          200: successEnvelope(
+            Type.Object({
+              results: Type.Array(
+                Type.Object({
+                  contract: Type.String(),
+                  ok: Type.Boolean(),
+                  outcome: Type.Optional(Type.String()),
+                  error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
+                }),
+              ),
+            }),
+          ),
+          ...errors,
+        },
+      },
+    },
+    async (request) => ok({ results: await admin.warm(request.body.contracts) }),
+  );
+
+  app.get(
+    '/admin/cache/stats',
+    {
+      schema: {
+        summary: 'Cache statistics',
+        tags: ['admin'],
+        security,
+        response: { 200: successEnvelope(Type.Object({}, { additionalProperties: true })), ...errors },
+      },
+    },
+    async () => ok(await admin.stats()),
+  );
+};

@@ -1,0 +1,73 @@
+/** GET /health (liveness), GET /ready (readiness with checks), GET /metrics (Prometheus). */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { probeStore } from '../../cache/store-health.js';
+import type { CacheStore } from '../../cache/store.js';
+import { NETWORKS } from '../../config.js';
+import { GatewayError } from '../../errors.js';
+import type { Metrics } from '../../observability/metrics.js';
+import type { UpstreamHealth } from '../../observability/upstream-health.js';
+import { ok } from '../envelope.js';
+import { sendError } from '../error-handler.js';
+import { ErrorEnvelope, successEnvelope } from '../schemas.js';
+
+export interface OpsOptions {
+  readonly store: CacheStore;
+  readonly metrics: Metrics;
+  readonly upstream: UpstreamHealth;
+  readonly isDraining: () => boolean;
+  readonly startedAt: number;
+}
+
+const ReadyData = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')]),
+  checks: Type.Object({
+    store: Type.Object({ ok: Type.Boolean(), kind: Type.String(), error: Type.Optional(Type.String()) }),
+    upstream: Type.Record(Type.String(), Type.Object({ state: Type.String() }, { additionalProperties: true })),
+  }),
+});
+
+export const opsRoutes: FastifyPluginAsyncTypebox<OpsOptions> = async (app, opts) => {
+  app.get(
+    '/health',
+    {
+      schema: {
+        summary: 'Liveness: the process is up and answering',
+        tags: ['operations'],
+        response: { 200: successEnvelope(Type.Object({ status: Type.Literal('ok'), uptimeSeconds: Type.Number() })) },
+      },
+    },
+    async () => ok({ status: 'ok' as const, uptimeSeconds: Math.round((Date.now() - opts.startedAt) / 1000) }),
+  );
+
+  app.get(
+    '/ready',
+    {
+      schema: {
+        summary: 'Readiness: store reachable, Redis degraded or not, per-network upstream state',
+        description:
+          'Answers 200 with status "ready", or "degraded" while the persistent store (e.g. Redis) or an upstream is failing but requests are still answered; 503 while the process is shutting down.',
+        tags: ['operations'],
+        response: { 200: successEnvelope(ReadyData), 503: ErrorEnvelope },
+      },
+    },
+    async (request, reply) => {
+      if (opts.isDraining()) {
+        return sendError(request, reply, new GatewayError('SERVICE_UNAVAILABLE', 'shutting down', { draining: true }));
+      }
+      const store = await probeStore(opts.store);
+      const upstream = Object.fromEntries(NETWORKS.map((n) => [n, opts.upstream.state(n)]));
+      const healthy = store.ok && Object.values(upstream).every((u) => u.state === 'up' || u.state === 'unknown');
+      return ok({ status: healthy ? ('ready' as const) : ('degraded' as const), checks: { store, upstream } });
+    },
+  );
+
+  app.get(
+    '/metrics',
+    { schema: { summary: 'Prometheus metrics (text exposition format)', tags: ['operations'] } },
+    async (_request, reply) => {
+      const text = await opts.metrics.registry.metrics();
+      return reply.type(opts.metrics.registry.contentType).send(text);
+    },
+  );
+};

@@ -1,0 +1,144 @@
+/**
+ * Prometheus metrics (prom-client) on a registry of this gateway's own, so that several
+ * gateways in one process (tests) never collide. Names are listed in the README.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CacheOutcome } from '../cache/read-through.js';
+import type { Network } from '../config.js';
+import type { AttemptEvent } from '../upstream/stacks-client.js';
+import type { Budget } from '../upstream/token-bucket.js';
+
+export type CacheEndpoint = 'read-only' | 'abi';
+
+export interface MetricSources {
+  readonly budgets: Readonly<Record<Network, Budget>>;
+  readonly hotEntries: () => number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<'route' | 'method' | 'status'>;
+  readonly #requestDuration: Histogram<'route'>;
+  readonly #cache: Counter<'endpoint' | 'outcome'>;
+  readonly #upstreamAttempts: Counter<'network' | 'kind' | 'outcome'>;
+  readonly #upstreamLatency: Histogram<'network' | 'kind'>;
+  readonly #budgetWait: Histogram<'network' | 'result'>;
+  readonly #storeErrors: Counter<'op'>;
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'clarity_cache_' });
+    this.#requests = new Counter({
+      name: 'clarity_cache_http_requests_total',
+      help: 'HTTP requests answered, by route pattern, method and status code',
+      labelNames: ['route', 'method', 'status'],
+      registers,
+    });
+    this.#requestDuration = new Histogram({
+      name: 'clarity_cache_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by route pattern',
+      labelNames: ['route'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.#cache = new Counter({
+      name: 'clarity_cache_cache_requests_total',
+      help: 'Cache lookups by endpoint and outcome (hit, miss, bypass, coalesced)',
+      labelNames: ['endpoint', 'outcome'],
+      registers,
+    });
+    this.#upstreamAttempts = new Counter({
+      name: 'clarity_cache_upstream_attempts_total',
+      help: 'HTTP attempts made upstream (retries included), by network, endpoint kind and outcome',
+      labelNames: ['network', 'kind', 'outcome'],
+      registers,
+    });
+    this.#upstreamLatency = new Histogram({
+      name: 'clarity_cache_upstream_latency_seconds',
+      help: 'Duration of one upstream HTTP attempt (budget wait excluded)',
+      labelNames: ['network', 'kind'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+      registers,
+    });
+    this.#budgetWait = new Histogram({
+      name: 'clarity_cache_budget_wait_seconds',
+      help: 'Time spent waiting for an upstream budget token, by network and result (granted, rejected)',
+      labelNames: ['network', 'result'],
+      buckets: [0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.#storeErrors = new Counter({
+      name: 'clarity_cache_store_errors_total',
+      help: 'Cache store operations that failed (the request was still answered where possible)',
+      labelNames: ['op'],
+      registers,
+    });
+    new Gauge({
+      name: 'clarity_cache_budget_tokens',
+      help: 'Upstream budget tokens available now, by network',
+      labelNames: ['network'],
+      registers,
+      collect() {
+        for (const [network, budget] of Object.entries(sources.budgets)) this.set({ network }, budget.available());
+      },
+    });
+    new Gauge({
+      name: 'clarity_cache_budget_queued',
+      help: 'Requests waiting for an upstream budget token, by network',
+      labelNames: ['network'],
+      registers,
+      collect() {
+        for (const [network, budget] of Object.entries(sources.budgets)) this.set({ network }, budget.queued());
+      },
+    });
+    new Gauge({
+      name: 'clarity_cache_hot_tier_entries',
+      help: 'Entries held in the in-memory hot tier',
+      registers,
+      collect() {
+        this.set(sources.hotEntries());
+      },
+    });
+  }
+
+  request(route: string, method: string, status: number, seconds: number): void {
+    this.#requests.inc({ route, method, status: String(status) });
+    this.#requestDuration.observe({ route }, seconds);
+  }
+
+  cache(endpoint: CacheEndpoint, outcome: CacheOutcome): void {
+    this.#cache.inc({ endpoint, outcome });
+  }
+
+  upstreamAttempt(event: AttemptEvent): void {
+    this.#upstreamAttempts.inc({ network: event.network, kind: event.kind, outcome: event.outcome });
+    this.#upstreamLatency.observe({ network: event.network, kind: event.kind }, event.durationMs / 1000);
+  }
+
+  budgetWait(network: Network, result: 'granted' | 'rejected', seconds: number): void {
+    this.#budgetWait.observe({ network, result }, seconds);
+  }
+
+  storeError(op: string): void {
+    this.#storeErrors.inc({ op });
+  }
+}
+
+/** A budget that reports how long each take() waited and whether it was granted. */
+export function instrumentBudget(network: Network, budget: Budget, metrics: Metrics): Budget {
+  return {
+    async take() {
+      const started = performance.now();
+      try {
+        await budget.take();
+        metrics.budgetWait(network, 'granted', (performance.now() - started) / 1000);
+      } catch (err) {
+        metrics.budgetWait(network, 'rejected', (performance.now() - started) / 1000);
+        throw err;
+      }
+    },
+    available: () => budget.available(),
+    queued: () => budget.queued(),
+    close: () => budget.close(),
+  };
+}

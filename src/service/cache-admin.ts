@@ -1,0 +1,87 @@
+/**
+ * Explicit removal of cache entries (the interface's "until explicitly removed"), ABI
+ * warming and statistics, for the admin API. Removal is by key prefix (see cache/keys.ts),
+ * through the store interface, so it works on every store.
+ */
+import { ABI_PREFIX, READ_ONLY_PREFIX, abiKey, readOnlyPrefix } from '../cache/keys.js';
+import type { ReadThroughCache } from '../cache/read-through.js';
+import { hotEntries } from '../cache/store-health.js';
+import { isGatewayError } from '../errors.js';
+import type { AbiRegistry } from './abi-registry.js';
+import type { ContractRef } from './contract-ref.js';
+import { parseContractRef } from './contract-ref.js';
+import type { ReadOnlyRequest, ReadOnlyService } from './read-only.js';
+
+export interface WarmResult {
+  readonly contract: string;
+  readonly ok: boolean;
+  readonly outcome?: string;
+  readonly error?: { code: string; message: string };
+}
+
+export class CacheAdmin {
+  constructor(
+    private readonly cache: ReadThroughCache,
+    private readonly abis: AbiRegistry,
+    private readonly readOnly: ReadOnlyService,
+  ) {}
+
+  /** Remove every entry whose key starts with prefix; returns how many were removed. */
+  async deletePrefix(prefix: string): Promise<number> {
+    const keys = await this.cache.store.list(prefix);
+    let deleted = 0;
+    for (const key of keys) if (await this.cache.store.delete(key)) deleted++;
+    return deleted;
+  }
+
+  /** The one entry a read-only request maps to (same validation and key as the call itself). */
+  async invalidateCall(req: ReadOnlyRequest): Promise<number> {
+    return (await this.cache.store.delete(this.readOnly.keyOf(req))) ? 1 : 0;
+  }
+
+  /** Every cached result of a contract, or of one of its functions; optionally its ABI too. */
+  async invalidateContract(ref: ContractRef, functionName?: string, includeAbi = false): Promise<number> {
+    let deleted = await this.deletePrefix(readOnlyPrefix(ref.network, ref.address, ref.contractName, functionName));
+    if (includeAbi && functionName === undefined) {
+      const key = abiKey(ref.network, ref.address, ref.contractName);
+      if (await this.cache.store.delete(key)) deleted++;
+      this.abis.forget(key);
+    }
+    return deleted;
+  }
+
+  /** Everything: results and ABIs. */
+  async invalidateAll(): Promise<number> {
+    const deleted = (await this.deletePrefix(READ_ONLY_PREFIX)) + (await this.deletePrefix(ABI_PREFIX));
+    this.abis.forget();
+    return deleted;
+  }
+
+  /** Fetch (or confirm cached) the ABIs of the given `address.name` contracts. */
+  async warm(contracts: readonly string[]): Promise<WarmResult[]> {
+    return Promise.all(
+      contracts.map(async (contract): Promise<WarmResult> => {
+        try {
+          const dot = contract.indexOf('.');
+          const ref = parseContractRef(dot < 0 ? contract : contract.slice(0, dot), dot < 0 ? '' : contract.slice(dot + 1));
+          const { outcome } = await this.abis.get(ref);
+          return { contract, ok: true, outcome };
+        } catch (err) {
+          const code = isGatewayError(err) ? err.code : 'INTERNAL_ERROR';
+          const message = err instanceof Error ? err.message : String(err);
+          return { contract, ok: false, error: { code, message } };
+        }
+      }),
+    );
+  }
+
+  async stats(): Promise<Record<string, unknown>> {
+    const [abiKeys, resultKeys] = await Promise.all([this.cache.store.list(ABI_PREFIX), this.cache.store.list(READ_ONLY_PREFIX)]);
+    return {
+      store: this.cache.store.kind,
+      entries: { abis: abiKeys.length, readOnlyResults: resultKeys.length },
+      hotTierEntries: hotEntries(this.cache.store),
+      inflightLoads: this.cache.inflight,
+    };
+  }
+}
