@@ -1,0 +1,171 @@
+/**
+ * `npm run demo`: a local chain and the gateway in front of it, no internet needed.
+ *
+ * Starts the devnet (src/devnet: the real Clarity VM with the sample contracts of contracts/)
+ * on DEVNET_PORT (default 20443) and the gateway (`node --import tsx src/main.ts`) on PORT
+ * (default 3000) with both networks pointed at the devnet, then prints curl commands for each
+ * endpoint. Ctrl-C or SIGTERM stops both.
+ *
+ * Environment: PORT, HOST, DEVNET_PORT, DEVNET_HOST, CACHE_STORE (default memory here); every
+ * other gateway variable (LOG_LEVEL, ...) passes through.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { Cl, cvToHex } from '@stacks/transactions';
+import { type Devnet, startDevnet } from '../src/devnet/index.js';
+
+function fail(message: string): never {
+  console.error(`demo: ${message}`);
+  process.exit(1);
+}
+
+function portFrom(name: string, fallback: number): number {
+  const raw = process.env[name] ?? String(fallback);
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 1 || value > 65535)
+    fail(`${name} must be a port number from 1 to 65535, got "${raw}"`);
+  return value;
+}
+
+const gatewayPort = portFrom('PORT', 3000);
+const devnetPort = portFrom('DEVNET_PORT', 20443);
+const gatewayHost = process.env.HOST ?? '0.0.0.0';
+const clientHost = gatewayHost === '0.0.0.0' || gatewayHost === '::' ? '127.0.0.1' : gatewayHost;
+const gatewayUrl = `http://${clientHost.includes(':') ? `[${clientHost}]` : clientHost}:${gatewayPort}`;
+
+async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the gateway exited (${child.exitCode ?? child.signalCode}) before answering`);
+    }
+    try {
+      const res = await fetch(`${gatewayUrl}/contract-calls/known-contracts`);
+      await res.arrayBuffer();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+  }
+  throw new Error(`the gateway did not answer on ${gatewayUrl} within ${timeoutMs / 1000} s`);
+}
+
+function curlPost(path: string, body: unknown): string {
+  return `curl -s -X POST ${gatewayUrl}${path} -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`;
+}
+
+function printGuide(devnet: Devnet): void {
+  const D = devnet.deployer;
+  const { wallet_1: W1, wallet_3: W3 } = devnet.accounts;
+  const ro = (contract: string, fn: string) => `/contract-calls/read-only/${D}/${contract}/${fn}`;
+  const balanceOfW3 = { functionArgs: [{ type: 'principal', value: W3 }] };
+  const transfer = {
+    sender: W1,
+    contract: `${D}.demo-token`,
+    function: 'transfer',
+    arguments: [Cl.uint(1_000_000), Cl.principal(W1), Cl.principal(W3), Cl.none()].map((cv) => cvToHex(cv)),
+  };
+  const lines = [
+    '',
+    '================================================================================',
+    ` clarity-cache demo: gateway ${gatewayUrl}  →  devnet ${devnet.url}`,
+    '================================================================================',
+    ` Deployer ${D} deployed: ${devnet.contracts.map((c) => c.split('.')[1]).join(', ')}`,
+    ` Accounts: wallet_1 ${W1}, wallet_3 ${W3} (all: GET ${devnet.url}/devnet/accounts)`,
+    '',
+    '# 1. Decode a Clarity value (an object, or hex)',
+    curlPost('/contract-calls/decode-clarity-value', {
+      clarityValue: { type: 'responseOk', value: { type: 'uint', value: '5' } },
+    }),
+    curlPost('/contract-calls/decode-clarity-value', { clarityValue: cvToHex(Cl.stringAscii('Demo Token')) }),
+    '',
+    '# 2. Read-only calls (cached; integers are decimal strings unless strictJsonCompat is false)',
+    curlPost(ro('demo-token', 'get-name'), { functionArgs: [] }),
+    curlPost(ro('demo-token', 'get-balance'), {
+      functionArgs: [{ type: 'principal', value: W1 }],
+      strictJsonCompat: false,
+    }),
+    curlPost(ro('demo-dao', 'get-dao-info'), { functionArgs: [] }),
+    curlPost(ro('demo-dao', 'get-proposal'), {
+      functionArgs: [{ type: 'uint', value: '1' }],
+      preserveContainers: true,
+    }),
+    curlPost(ro('demo-nft', 'get-owner'), { functionArgs: [{ type: 'uint', value: '1' }] }),
+    '# ... an (err ...) result is CONTRACT_ERROR (422):',
+    curlPost(ro('demo-dao', 'get-treasury-withdrawal'), { functionArgs: [{ type: 'uint', value: '10' }] }),
+    '',
+    '# 3. Contract ABI, then the contracts whose ABI is cached',
+    `curl -s ${gatewayUrl}/contract-calls/abi/${D}/demo-token`,
+    `curl -s ${gatewayUrl}/contract-calls/known-contracts`,
+    '',
+    '# 4. Watch a cached answer go stale: read wallet_3 balance (cached) ...',
+    curlPost(ro('demo-token', 'get-balance'), balanceOfW3),
+    '#    ... transfer 1 DEMO from wallet_1 to wallet_3 on the devnet (a transaction in a new block) ...',
+    `curl -s -X POST ${devnet.url}/devnet/call-public -H 'Content-Type: application/json' -d '${JSON.stringify(transfer)}'`,
+    '#    ... the same read is still served from the cache (stale), until bustCache fetches the new one:',
+    curlPost(ro('demo-token', 'get-balance'), balanceOfW3),
+    curlPost(ro('demo-token', 'get-balance'), { ...balanceOfW3, cacheControl: { bustCache: true } }),
+    '',
+    '# 5. The devnet itself: mine blocks, and the node RPC the gateway uses',
+    `curl -s -X POST ${devnet.url}/devnet/mine -H 'Content-Type: application/json' -d '{"blocks":3}'`,
+    `curl -s ${devnet.url}/v2/info`,
+    '',
+    'Ctrl-C stops the gateway and the devnet.',
+    '',
+  ];
+  console.log(lines.join('\n'));
+}
+
+async function main(): Promise<void> {
+  console.log(`demo: starting the devnet on port ${devnetPort} ...`);
+  const devnet = await startDevnet({
+    port: devnetPort,
+    host: process.env.DEVNET_HOST ?? '127.0.0.1',
+    log: (line) => console.log(line),
+  });
+
+  console.log(`demo: starting the gateway on ${gatewayHost}:${gatewayPort} ...`);
+  const gateway = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: new URL('../', import.meta.url),
+    env: {
+      ...process.env,
+      PORT: String(gatewayPort),
+      HOST: gatewayHost,
+      STACKS_API_URL_MAINNET: devnet.url,
+      STACKS_API_URL_TESTNET: devnet.url,
+      CACHE_STORE: process.env.CACHE_STORE ?? 'memory',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+
+  let stopping = false;
+  const stop = async (reason: string, code: number): Promise<never> => {
+    if (!stopping) {
+      stopping = true;
+      console.log(`demo: ${reason}; stopping the gateway and the devnet`);
+      if (gateway.exitCode === null && gateway.signalCode === null) {
+        const exited = once(gateway, 'exit');
+        gateway.kill('SIGTERM');
+        const timer = setTimeout(() => gateway.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await devnet.close();
+    }
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop('SIGINT', 0));
+  process.on('SIGTERM', () => void stop('SIGTERM', 0));
+  gateway.on('exit', (exitCode, signal) => {
+    if (!stopping) void stop(`the gateway exited (${exitCode ?? signal})`, exitCode || 1);
+  });
+
+  try {
+    await waitForGateway(gateway, 60_000);
+  } catch (error) {
+    await stop(error instanceof Error ? error.message : String(error), 1);
+  }
+  printGuide(devnet);
+}
+
+main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));

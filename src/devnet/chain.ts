@@ -1,0 +1,453 @@
+/**
+ * The devnet chain: the real Clarity VM of @stacks/clarinet-sdk (simnet) plus what a node
+ * adds on top of it — block identities, the read-only call semantics of the node RPC, and
+ * answers "as of" an earlier block.
+ *
+ * Two simnet sessions live in this process:
+ * - the main session holds the chain tip; every state change (deployments, public calls,
+ *   mined blocks) is applied to it and recorded in a journal;
+ * - a scratch session, created on first need, replays the journal up to a given height. It
+ *   answers `?tip=` for earlier blocks exactly (sender and all), and runs read-only calls to
+ *   public functions, which a node allows as long as they write nothing: simnet can only run
+ *   them as transactions, so they run on the scratch session, which is then rebuilt.
+ *
+ * GPL-3.0: @stacks/clarinet-sdk is a devDependency and only src/devnet imports it.
+ */
+import { getSDK, type Simnet } from '@stacks/clarinet-sdk';
+import { type ClarityValue, serializeCV } from '@stacks/transactions';
+import { DEPLOYER, DEVNET_ACCOUNTS, INITIAL_USTX_BALANCE } from './accounts.js';
+import { type BlockIdentity, blockIdentity } from './blocks.js';
+import { causes, isVmPanic, nodeCauseFromSimnetError } from './causes.js';
+import { loadContractSource, SAMPLE_CONTRACTS } from './contracts.js';
+
+/** The epoch the devnet runs in; contracts are deployed as Clarity 3. */
+export const DEVNET_EPOCH = '3.1';
+const CLARITY_VERSION = 3;
+
+/** The contract interface as simnet (and a node's /v2/contracts/interface) renders it. */
+export interface ContractInterface {
+  readonly functions: ReadonlyArray<{
+    readonly name: string;
+    readonly access: 'private' | 'public' | 'read_only';
+    readonly args: ReadonlyArray<{ readonly name: string; readonly type: unknown }>;
+    readonly outputs: { readonly type: unknown };
+  }>;
+  readonly variables: readonly unknown[];
+  readonly maps: readonly unknown[];
+  readonly fungible_tokens: readonly unknown[];
+  readonly non_fungible_tokens: readonly unknown[];
+  readonly epoch: string;
+  readonly clarity_version: string;
+}
+
+export type CallReadResult =
+  | { readonly okay: true; readonly result: string }
+  | { readonly okay: false; readonly cause: string };
+
+export interface PublicCallOutcome {
+  /** The transaction's result, `0x` + serialized Clarity value. */
+  readonly result: string;
+  /** True when the result is `(ok ...)`, i.e. the transaction's writes were committed. */
+  readonly committed: boolean;
+  readonly events: ReadonlyArray<{ readonly event: string; readonly data: Record<string, unknown> }>;
+  readonly tip: BlockIdentity;
+}
+
+/** A Clarity failure of a state-changing request (bad arguments and the like). */
+export class DevnetCallError extends Error {
+  /** The cause a node would report, e.g. `RuntimeCheck(IncorrectArgumentCount(4, 3))`. */
+  readonly nodeCause: string;
+
+  constructor(nodeCause: string) {
+    super(nodeCause);
+    this.name = 'DevnetCallError';
+    this.nodeCause = nodeCause;
+  }
+}
+
+type Op =
+  | { readonly kind: 'deploy'; readonly name: string; readonly source: string; readonly sender: string }
+  | {
+      readonly kind: 'call';
+      readonly contract: string;
+      readonly fn: string;
+      readonly args: readonly ClarityValue[];
+      readonly sender: string;
+    }
+  | { readonly kind: 'mine'; readonly blocks: number };
+
+interface Scratch {
+  readonly simnet: Simnet;
+  /** Journal entries replayed so far. */
+  index: number;
+  /** Ran something that may have changed its state: rebuild before the next use. */
+  dirty: boolean;
+  /** Its VM panicked: replace the session. */
+  poisoned: boolean;
+}
+
+interface JournalEntry {
+  readonly op: Op;
+  /** Stacks height before and after the op. */
+  readonly before: number;
+  readonly after: number;
+}
+
+export function toHex(value: ClarityValue): string {
+  return `0x${serializeCV(value)}`;
+}
+
+/**
+ * Runs a simnet call with console output muted: the wasm VM prints every runtime error (with
+ * its stack) to the console, which would drown a server log. Calls are synchronous, so
+ * nothing else can log in between.
+ */
+function quietly<T>(fn: () => T): T {
+  const { log, error, warn } = console;
+  const mute = () => {};
+  console.log = mute;
+  console.error = mute;
+  console.warn = mute;
+  try {
+    return fn();
+  } finally {
+    console.log = log;
+    console.error = error;
+    console.warn = warn;
+  }
+}
+
+async function newSession(): Promise<Simnet> {
+  return getSDK({ trackCosts: true, trackCoverage: false });
+}
+
+/** Empty session in epoch 3.1 with the devnet accounts funded; the journal replays on top. */
+async function bootstrap(simnet: Simnet): Promise<void> {
+  const log = console.log;
+  console.log = () => {};
+  try {
+    await simnet.initEmptySession(null);
+  } finally {
+    console.log = log;
+  }
+  quietly(() => {
+    simnet.setEpoch(DEVNET_EPOCH);
+    simnet.deployer = DEPLOYER;
+    const addresses = Object.values(DEVNET_ACCOUNTS);
+    simnet.setLocalAccounts(addresses);
+    for (const address of addresses) simnet.mintSTX(address, INITIAL_USTX_BALANCE);
+  });
+}
+
+/** Applies one journalled op; throws what simnet throws. */
+function applyOp(simnet: Simnet, op: Op) {
+  switch (op.kind) {
+    case 'deploy':
+      return simnet.deployContract(op.name, op.source, { clarityVersion: CLARITY_VERSION }, op.sender);
+    case 'call':
+      // The SDK's ClarityValue type comes from its own copy of @stacks/transactions; the
+      // runtime shape is the same.
+      return simnet.callPublicFn(op.contract, op.fn, op.args as never, op.sender);
+    case 'mine':
+      simnet.mineEmptyBlocks(op.blocks);
+      return undefined;
+  }
+}
+
+function withoutValues(
+  events: ReadonlyArray<{ event: string; data: Record<string, unknown> }>,
+): PublicCallOutcome['events'] {
+  // `value` is the decoded twin of `raw_value` (hex) and holds bigints: keep the hex only.
+  return events.map(({ event, data }) => {
+    const { value: _value, ...rest } = data;
+    return { event, data: rest };
+  });
+}
+
+function isOkResponse(value: ClarityValue): boolean {
+  return value.type === 'ok';
+}
+
+export class DevnetChain {
+  private readonly main: Simnet;
+  private readonly journal: JournalEntry[] = [];
+  /** Block identities by Stacks height. */
+  private readonly blocks: BlockIdentity[] = [];
+  private readonly heightByIndexHash = new Map<string, number>();
+  /** Contract interfaces, refreshed after each deployment, and the height each was deployed at. */
+  private interfaces = new Map<string, ContractInterface>();
+  private readonly deployedAt = new Map<string, number>();
+  private scratch: Scratch | undefined;
+  private scratchQueue: Promise<unknown> = Promise.resolve();
+  private broken: string | undefined;
+
+  private constructor(main: Simnet) {
+    this.main = main;
+  }
+
+  /** Starts an empty chain and deploys the sample contracts from the devnet deployer. */
+  static async create(): Promise<DevnetChain> {
+    const main = await newSession();
+    await bootstrap(main);
+    const chain = new DevnetChain(main);
+    for (let height = 0; height <= main.stacksBlockHeight; height++) {
+      chain.recordBlock(height, Math.min(height, main.burnBlockHeight));
+    }
+    for (const contract of SAMPLE_CONTRACTS) {
+      chain.deploy(contract.name, await loadContractSource(contract), DEPLOYER);
+    }
+    return chain;
+  }
+
+  get tipHeight(): number {
+    return this.main.stacksBlockHeight;
+  }
+
+  get burnBlockHeight(): number {
+    return this.main.burnBlockHeight;
+  }
+
+  get tip(): BlockIdentity {
+    return this.block(this.tipHeight)!;
+  }
+
+  block(height: number): BlockIdentity | undefined {
+    return this.blocks[height];
+  }
+
+  /** Height of the block with this index block hash (hex, with or without 0x), if any. */
+  heightOf(indexBlockHash: string): number | undefined {
+    return this.heightByIndexHash.get(indexBlockHash.replace(/^0x/i, '').toLowerCase());
+  }
+
+  /** Deployed contract ids, in deployment order. */
+  get contracts(): string[] {
+    return [...this.deployedAt.keys()];
+  }
+
+  /** The interface of a contract as of a block height (default: the tip), if deployed by then. */
+  contractInterface(contractId: string, height = this.tipHeight): ContractInterface | undefined {
+    const deployedAt = this.deployedAt.get(contractId);
+    if (deployedAt === undefined || deployedAt > height) return undefined;
+    return this.interfaces.get(contractId);
+  }
+
+  /**
+   * POST /v2/contracts/call-read, as a node answers it: runs `fn` as `sender` as of block
+   * `height` (default: the tip). Clarity failures are `okay: false` with the node's cause.
+   */
+  async callReadOnly(
+    contractId: string,
+    fn: string,
+    args: readonly ClarityValue[],
+    sender: string,
+    height = this.tipHeight,
+  ): Promise<CallReadResult> {
+    this.assertUsable();
+    const iface = this.contractInterface(contractId, height);
+    if (!iface) return { okay: false, cause: causes.noSuchContract(contractId) };
+    const func = iface.functions.find((f) => f.name === fn);
+    if (!func) return { okay: false, cause: causes.undefinedFunction(fn) };
+    if (func.access === 'private') return { okay: false, cause: causes.noSuchPublicFunction(contractId, fn) };
+    if (func.access === 'read_only' && height === this.tipHeight) {
+      return this.guard(
+        () => quietly(() => this.main.callReadOnlyFn(contractId, fn, args as never, sender)),
+        (error) => {
+          this.broken = `the Clarity VM panicked: ${String(error)}`;
+        },
+      );
+    }
+    return this.withScratch(height, (scratch) => {
+      const poison = () => {
+        scratch.poisoned = true;
+        scratch.dirty = true;
+      };
+      if (func.access === 'read_only') {
+        return this.guard(
+          () => quietly(() => scratch.simnet.callReadOnlyFn(contractId, fn, args as never, sender)),
+          poison,
+        );
+      }
+      // A node runs public functions too, with a write budget of zero: the first write
+      // aborts the call with "NotReadOnly". Simnet runs them as a transaction, so this one
+      // runs on the scratch session, which is rebuilt before its next use.
+      scratch.dirty = true;
+      let writes = 0;
+      const outcome = this.guard(
+        () =>
+          quietly(() => {
+            const response = scratch.simnet.callPublicFn(contractId, fn, args as never, sender);
+            writes = response.costs?.total.writeCount ?? 0;
+            return response;
+          }),
+        poison,
+      );
+      if (writes > 0) return { okay: false, cause: causes.notReadOnly };
+      return outcome;
+    });
+  }
+
+  /** Executes a public function as a transaction from `sender` in a new block. */
+  callPublic(
+    contractId: string,
+    fn: string,
+    args: readonly ClarityValue[],
+    sender: string,
+  ): PublicCallOutcome {
+    this.assertUsable();
+    const iface = this.contractInterface(contractId);
+    if (!iface) throw new DevnetCallError(causes.noSuchContract(contractId));
+    const func = iface.functions.find((f) => f.name === fn);
+    if (!func) throw new DevnetCallError(causes.undefinedFunction(fn));
+    if (func.access !== 'public') throw new DevnetCallError(causes.noSuchPublicFunction(contractId, fn));
+    if (func.args.length !== args.length) {
+      throw new DevnetCallError(causes.incorrectArgumentCount(func.args.length, args.length));
+    }
+    const response = this.apply({ kind: 'call', contract: contractId, fn, args: [...args], sender });
+    if (!response) throw new Error('simnet returned no transaction result');
+    return {
+      result: toHex(response.result as ClarityValue),
+      committed: isOkResponse(response.result as ClarityValue),
+      events: withoutValues(response.events),
+      tip: this.tip,
+    };
+  }
+
+  /** Mines `blocks` empty blocks (each a new tenure: a burn block and a Stacks block). */
+  mine(blocks = 1): BlockIdentity {
+    this.assertUsable();
+    this.apply({ kind: 'mine', blocks });
+    return this.tip;
+  }
+
+  /** Refuses further calls and releases the wasm sessions. */
+  async close(): Promise<void> {
+    this.broken ??= 'the devnet is closed';
+    await this.scratchQueue;
+    for (const simnet of [this.main, this.scratch?.simnet]) {
+      try {
+        simnet?.free();
+      } catch {
+        // already released or poisoned
+      }
+    }
+    this.scratch = undefined;
+  }
+
+  private deploy(name: string, source: string, sender: string): void {
+    const contractId = `${sender}.${name}`;
+    const response = this.apply({ kind: 'deploy', name, source, sender });
+    if (!response) throw new Error(`deploying ${contractId} returned nothing`);
+    this.interfaces = new Map(
+      this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>,
+    );
+    if (!this.interfaces.has(contractId)) throw new Error(`deploying ${contractId} failed`);
+    this.deployedAt.set(contractId, this.tipHeight);
+  }
+
+  /** Applies a state-changing op to the main session and journals it, even if it failed. */
+  private apply(op: Op) {
+    const before = this.main.stacksBlockHeight;
+    const burnBefore = this.main.burnBlockHeight;
+    try {
+      return quietly(() => applyOp(this.main, op));
+    } catch (error) {
+      if (isVmPanic(error)) this.broken = `the Clarity VM panicked: ${String(error)}`;
+      if (op.kind === 'call') throw new DevnetCallError(nodeCauseFromSimnetError(error));
+      throw new Error(`devnet ${op.kind} failed: ${nodeCauseFromSimnetError(error)}`);
+    } finally {
+      const after = this.main.stacksBlockHeight;
+      const burnAfter = this.main.burnBlockHeight;
+      this.journal.push({ op, before, after });
+      // Mined empty blocks are one tenure each (a burn block with its Stacks block); blocks
+      // of transactions join the current tenure.
+      for (let height = before + 1; height <= after; height++) {
+        const burn = op.kind === 'mine' ? Math.min(burnBefore + (height - before), burnAfter) : burnAfter;
+        this.recordBlock(height, burn);
+      }
+    }
+  }
+
+  private recordBlock(height: number, burnBlockHeight: number): void {
+    const identity = blockIdentity(height, burnBlockHeight);
+    this.blocks[height] = identity;
+    this.heightByIndexHash.set(identity.indexBlockHash, height);
+  }
+
+  /** Wraps a read-only call: success → hex result; Clarity failure → the node's cause. */
+  private guard(call: () => { result: unknown }, onPanic: (error: unknown) => void): CallReadResult {
+    try {
+      return { okay: true, result: toHex(call().result as ClarityValue) };
+    } catch (error) {
+      if (isVmPanic(error)) {
+        onPanic(error);
+        throw error;
+      }
+      return { okay: false, cause: nodeCauseFromSimnetError(error) };
+    }
+  }
+
+  private assertUsable(): void {
+    if (this.broken) throw new Error(`devnet unavailable: ${this.broken}`);
+  }
+
+  /** Runs `fn` on the scratch session once it holds the chain as of `height`; one at a time. */
+  private withScratch<T>(height: number, fn: (scratch: Scratch) => T): Promise<T> {
+    const run = this.scratchQueue.then(async () => {
+      const scratch = await this.scratchAt(height);
+      return fn(scratch);
+    });
+    this.scratchQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async scratchAt(height: number) {
+    this.assertUsable();
+    let scratch = this.scratch;
+    if (!scratch || scratch.dirty || scratch.simnet.stacksBlockHeight > height) {
+      // Re-initialising the same session keeps the wasm memory flat; a session whose VM
+      // panicked is replaced.
+      let simnet = scratch && !scratch.poisoned ? scratch.simnet : undefined;
+      if (!simnet) {
+        try {
+          scratch?.simnet.free();
+        } catch {
+          // poisoned sessions may refuse even this
+        }
+        simnet = await newSession();
+      }
+      this.scratch = undefined;
+      await bootstrap(simnet);
+      scratch = { simnet, index: 0, dirty: false, poisoned: false };
+      this.scratch = scratch;
+    }
+    const { simnet } = scratch;
+    while (scratch.index < this.journal.length) {
+      const entry = this.journal[scratch.index]!;
+      if (entry.op.kind === 'mine') {
+        const target = Math.min(entry.after, height);
+        const current = simnet.stacksBlockHeight;
+        if (target > current) quietly(() => simnet.mineEmptyBlocks(target - current));
+        if (entry.after > height) break;
+      } else {
+        if (entry.after > height) break;
+        try {
+          quietly(() => applyOp(simnet, entry.op));
+        } catch (error) {
+          // A failed call failed on the main session as well: replaying it keeps the blocks.
+          if (isVmPanic(error)) {
+            scratch.poisoned = true;
+            scratch.dirty = true;
+            throw error;
+          }
+        }
+      }
+      scratch.index++;
+    }
+    if (simnet.stacksBlockHeight !== height) {
+      scratch.dirty = true;
+      throw new Error(`devnet replay reached height ${simnet.stacksBlockHeight}, not ${height}`);
+    }
+    return scratch;
+  }
+}

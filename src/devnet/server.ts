@@ -1,0 +1,364 @@
+/**
+ * The devnet's HTTP server: the subset of the Stacks node RPC the gateway uses, worded as a
+ * node words it, plus a small control API under /devnet to change the chain's state.
+ *
+ * Node RPC:
+ *   GET  /v2/info
+ *   GET  /v2/contracts/interface/{address}/{contract}[?tip=]
+ *   POST /v2/contracts/call-read/{address}/{contract}/{function}[?tip=]  {sender, sponsor?, arguments}
+ * Control API (JSON in, JSON out; errors are {"error": "..."}):
+ *   POST /devnet/mine          {blocks?: number}                            → {tip}
+ *   POST /devnet/call-public   {sender, contract, function, arguments}       → {result, committed, events, tip}
+ *   GET  /devnet/accounts                                                    → {deployer, accounts, contracts}
+ *   GET  /devnet/blocks/{height}                                             → block identity
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type ClarityValue, deserializeCV, serializeCV, validateStacksAddress } from '@stacks/transactions';
+import { DEPLOYER, DEVNET_ACCOUNTS } from './accounts.js';
+import type { BlockIdentity } from './blocks.js';
+import { burnBlockHashOf, consensusHashOf } from './blocks.js';
+import { DevnetCallError, type DevnetChain } from './chain.js';
+
+/** Bodies above this are refused (a node's limit is larger; nothing legitimate comes close). */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const MAX_BLOCKS_PER_MINE = 10_000;
+
+/** c32 alphabet as in a node's STANDARD_PRINCIPAL_REGEX_STRING. */
+const ADDRESS = '[SM][0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}';
+const CONTRACT_NAME = '[a-zA-Z](?:[a-zA-Z0-9]|[-_]){0,127}';
+/** Path segments arrive URL-encoded (a function name may hold ?, /, <, ...). */
+const SEGMENT = '[^/?#]+';
+const INTERFACE_PATH = new RegExp(`^/v2/contracts/interface/(${ADDRESS})/(${CONTRACT_NAME})$`);
+const CALL_READ_PATH = new RegExp(`^/v2/contracts/call-read/(${ADDRESS})/(${CONTRACT_NAME})/(${SEGMENT})$`);
+const CLARITY_NAME = /^(?:[a-zA-Z](?:[a-zA-Z0-9]|[-_!?+<>=/*])*|[-+=/*]|[<>]=?)$/;
+const BLOCK_PATH = /^\/devnet\/blocks\/(\d{1,10})$/;
+
+/** A response the handler decided on; thrown to leave a handler early. */
+class HttpAnswer {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    readonly contentType: 'text/plain' | 'application/json',
+  ) {}
+}
+
+const text = (status: number, body: string) => new HttpAnswer(status, body, 'text/plain');
+const json = (status: number, body: unknown) =>
+  new HttpAnswer(status, JSON.stringify(body), 'application/json');
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_BODY_BYTES) {
+      throw text(400, `Invalid Http request: invalid body length (over ${MAX_BODY_BYTES} bytes)`);
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function isJsonContentType(req: IncomingMessage): boolean {
+  const type = req.headers['content-type'];
+  return typeof type === 'string' && type.split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+/** A standard principal (ST...) or a contract principal (ST....name), as PrincipalData::parse takes. */
+function isPrincipal(value: string): boolean {
+  const [address = '', name, ...rest] = value.split('.');
+  if (rest.length > 0 || !new RegExp(`^${ADDRESS}$`).test(address) || !validateStacksAddress(address))
+    return false;
+  return name === undefined || new RegExp(`^${CONTRACT_NAME}$`).test(name);
+}
+
+/**
+ * One serialized Clarity value, as Value::try_deserialize_hex_untyped takes it (0x optional).
+ * Stricter than @stacks/transactions alone: every byte must belong to the value.
+ */
+function decodeArgument(hex: string): ClarityValue | undefined {
+  const digits = hex.replace(/^0x/i, '');
+  if (digits.length === 0 || digits.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(digits)) return undefined;
+  try {
+    const value = deserializeCV(digits);
+    return serializeCV(value).toLowerCase() === digits.toLowerCase() ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function decodePathSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+export class DevnetServer {
+  private readonly server: Server;
+
+  constructor(
+    private readonly chain: DevnetChain,
+    private readonly log: (line: string) => void = () => {},
+  ) {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        this.log(`devnet: internal error on ${req.method} ${req.url}: ${String(error)}`);
+        if (!res.headersSent) this.send(res, text(500, `Internal server error: ${String(error)}`));
+        else res.destroy();
+      });
+    });
+  }
+
+  listen(port: number, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        const address = this.server.address();
+        resolve(typeof address === 'object' && address ? address.port : port);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private send(res: ServerResponse, answer: HttpAnswer, tipHeader = false): void {
+    const headers: Record<string, string | number> = {
+      'Content-Type': answer.contentType,
+      'Content-Length': Buffer.byteLength(answer.body),
+    };
+    if (tipHeader && answer.status === 200) headers['X-Canonical-Stacks-Tip-Height'] = this.chain.tipHeight;
+    res.writeHead(answer.status, headers);
+    res.end(answer.body);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://devnet.invalid');
+    const method = req.method ?? 'GET';
+    const path = url.pathname;
+    const isRpc = path.startsWith('/v2/');
+    let answer: HttpAnswer;
+    try {
+      answer = await this.route(method, path, url.searchParams, req);
+    } catch (thrown) {
+      if (!(thrown instanceof HttpAnswer)) throw thrown;
+      answer = thrown;
+    }
+    this.send(res, answer, isRpc);
+  }
+
+  private async route(
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    req: IncomingMessage,
+  ): Promise<HttpAnswer> {
+    if (method === 'GET' && path === '/v2/info') return json(200, this.info());
+    const iface = INTERFACE_PATH.exec(path);
+    if (method === 'GET' && iface) return this.contractInterface(iface[1]!, iface[2]!, query);
+    const callRead = CALL_READ_PATH.exec(path);
+    if (method === 'POST' && callRead)
+      return this.callRead(callRead[1]!, callRead[2]!, callRead[3]!, query, req);
+    if (method === 'POST' && path === '/devnet/mine') return this.mine(req);
+    if (method === 'POST' && path === '/devnet/call-public') return this.callPublic(req);
+    if (method === 'GET' && path === '/devnet/accounts') {
+      return json(200, { deployer: DEPLOYER, accounts: DEVNET_ACCOUNTS, contracts: this.chain.contracts });
+    }
+    const block = BLOCK_PATH.exec(path);
+    if (method === 'GET' && block) {
+      const identity = this.chain.block(Number(block[1]));
+      return identity ? json(200, identity) : json(404, { error: `no block at height ${block[1]}` });
+    }
+    return text(404, `No such endpoint: ${method} ${path}`);
+  }
+
+  /** GET /v2/info, with the fields of a Nakamoto node; hashes are derived (see blocks.ts). */
+  private info() {
+    const tip = this.chain.tip;
+    const burnHeight = this.chain.burnBlockHeight;
+    const burnConsensus = consensusHashOf(burnHeight).toString('hex');
+    return {
+      peer_version: 4207599116,
+      pox_consensus: burnConsensus,
+      burn_block_height: burnHeight,
+      stable_pox_consensus: burnConsensus,
+      stable_burn_block_height: burnHeight,
+      server_version: 'stacks-node clarity-cache devnet (Clarity VM of @stacks/clarinet-sdk simnet)',
+      network_id: 2147483648,
+      parent_network_id: 3669344250,
+      stacks_tip_height: tip.height,
+      stacks_tip: tip.blockHash,
+      stacks_tip_consensus_hash: tip.consensusHash,
+      genesis_chainstate_hash: burnBlockHashOf(0),
+      unanchored_tip: null,
+      unanchored_seq: null,
+      tenure_height: burnHeight,
+      exit_at_block_height: null,
+      is_fully_synced: true,
+      node_public_key: null,
+      node_public_key_hash: null,
+      stackerdbs: [],
+    };
+  }
+
+  /**
+   * `?tip=`: absent, empty or `latest` is the chain tip; 64 hex digits name a block by its
+   * index block hash (404 if unknown); anything else falls back to the tip, as a node does.
+   */
+  private tipHeight(query: URLSearchParams): number {
+    const tip = query.get('tip');
+    if (tip === null || !/^(?:0x)?[0-9a-fA-F]{64}$/.test(tip)) return this.chain.tipHeight;
+    const height = this.chain.heightOf(tip);
+    if (height === undefined) throw text(404, 'Chain tip not found');
+    return height;
+  }
+
+  private contractInterface(address: string, name: string, query: URLSearchParams): HttpAnswer {
+    const height = this.tipHeight(query);
+    const iface = this.chain.contractInterface(`${address}.${name}`, height);
+    if (!iface) return text(404, 'No contract interface data found');
+    return json(200, iface);
+  }
+
+  private async callRead(
+    address: string,
+    contractName: string,
+    rawFunction: string,
+    query: URLSearchParams,
+    req: IncomingMessage,
+  ): Promise<HttpAnswer> {
+    const body = await readBody(req);
+    if (body.length === 0) throw text(400, 'Invalid Http request: invalid body length for CallReadOnly (0)');
+    if (!isJsonContentType(req)) throw text(400, 'Invalid content-type: expected application/json');
+    if (!validateStacksAddress(address)) throw text(400, 'Failed to parse contract address');
+    const fn = decodePathSegment(rawFunction);
+    if (fn === undefined || fn.length > 128 || !CLARITY_NAME.test(fn))
+      throw text(400, 'Failed to parse function name');
+
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      throw text(400, 'Failed to parse JSON body');
+    }
+    const request = parsed as { sender?: unknown; sponsor?: unknown; arguments?: unknown };
+    if (
+      typeof parsed !== 'object' ||
+      parsed === null ||
+      Array.isArray(parsed) ||
+      typeof request.sender !== 'string' ||
+      !(request.sponsor === undefined || request.sponsor === null || typeof request.sponsor === 'string') ||
+      !Array.isArray(request.arguments) ||
+      !request.arguments.every((arg) => typeof arg === 'string')
+    ) {
+      throw text(400, 'Failed to parse JSON body');
+    }
+    if (!isPrincipal(request.sender)) throw text(400, 'Failed to parse sender principal');
+    if (typeof request.sponsor === 'string' && !isPrincipal(request.sponsor)) {
+      throw text(400, 'Failed to parse sponsor principal');
+    }
+    if (request.sender.includes('.')) {
+      // A node accepts a contract principal as sender; simnet refuses to run one.
+      throw text(400, 'devnet limitation: simnet cannot use a contract principal as sender');
+    }
+    const args: ClarityValue[] = [];
+    for (const hex of request.arguments as string[]) {
+      const value = decodeArgument(hex);
+      if (!value) throw text(400, 'Failed to deserialize argument value');
+      args.push(value);
+    }
+
+    const height = this.tipHeight(query);
+    const result = await this.chain.callReadOnly(
+      `${address}.${contractName}`,
+      fn,
+      args,
+      request.sender,
+      height,
+    );
+    return json(200, result);
+  }
+
+  private async jsonBody(req: IncomingMessage, optional = false): Promise<Record<string, unknown>> {
+    const body = await readBody(req);
+    if (body.length === 0 && optional) return {};
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      throw json(400, { error: 'the body must be a JSON object' });
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw json(400, { error: 'the body must be a JSON object' });
+    }
+    return parsed as Record<string, unknown>;
+  }
+
+  private async mine(req: IncomingMessage): Promise<HttpAnswer> {
+    const body = await this.jsonBody(req, true);
+    const blocks = body.blocks ?? 1;
+    if (
+      typeof blocks !== 'number' ||
+      !Number.isInteger(blocks) ||
+      blocks < 1 ||
+      blocks > MAX_BLOCKS_PER_MINE
+    ) {
+      throw json(400, { error: `blocks must be an integer from 1 to ${MAX_BLOCKS_PER_MINE}` });
+    }
+    const tip: BlockIdentity = this.chain.mine(blocks);
+    this.log(`devnet: mined ${blocks} block(s), tip ${tip.height}`);
+    return json(200, { tip });
+  }
+
+  private async callPublic(req: IncomingMessage): Promise<HttpAnswer> {
+    const body = await this.jsonBody(req);
+    const { sender, contract, function: fn } = body;
+    const rawArgs = body.arguments ?? [];
+    if (typeof sender !== 'string' || !validateStacksAddress(sender)) {
+      throw json(400, { error: 'sender must be a standard Stacks address (ST...)' });
+    }
+    if (
+      typeof contract !== 'string' ||
+      !isPrincipal(contract.includes('.') ? contract : `${DEPLOYER}.${contract}`)
+    ) {
+      throw json(400, {
+        error: 'contract must be "<address>.<name>", or a name deployed by the devnet deployer',
+      });
+    }
+    if (typeof fn !== 'string' || !CLARITY_NAME.test(fn))
+      throw json(400, { error: 'function must be a Clarity name' });
+    if (!Array.isArray(rawArgs) || !rawArgs.every((arg) => typeof arg === 'string')) {
+      throw json(400, { error: 'arguments must be an array of hex-serialized Clarity values' });
+    }
+    const args: ClarityValue[] = [];
+    for (const [i, hex] of (rawArgs as string[]).entries()) {
+      const value = decodeArgument(hex);
+      if (!value) throw json(400, { error: `arguments[${i}] is not one serialized Clarity value` });
+      args.push(value);
+    }
+    const contractId = contract.includes('.') ? contract : `${DEPLOYER}.${contract}`;
+    try {
+      const outcome = this.chain.callPublic(contractId, fn, args, sender);
+      this.log(
+        `devnet: ${sender} called ${contractId}::${fn} → ${outcome.result} at height ${outcome.tip.height}`,
+      );
+      return json(200, outcome);
+    } catch (error) {
+      if (!(error instanceof DevnetCallError)) throw error;
+      const status = error.nodeCause.includes('NoSuchContract') ? 404 : 400;
+      return json(status, {
+        error: `${contractId}::${fn} failed`,
+        cause: error.nodeCause,
+        tip: this.chain.tip,
+      });
+    }
+  }
+}
