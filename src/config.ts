@@ -93,7 +93,8 @@ export function loadConfig(env: Env = process.env): Config {
   const redisUrl = optional(env, 'REDIS_URL');
   if (cacheStore === 'redis') {
     if (redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required when CACHE_STORE=redis');
-    if (!/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL', `must be a redis:// URL, got "${redisUrl}"`);
+    if (!/^rediss?:\/\//.test(redisUrl))
+      throw new ConfigError('REDIS_URL', `must be a redis:// URL, got "${redisUrl}"`);
   }
   const config: Config = {
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -114,7 +115,15 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamQueueTimeoutMs: int(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', 10_000, 0),
     hotCacheMaxEntries: int(env, 'HOT_CACHE_MAX_ENTRIES', 10_000, 1),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
-    logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', [
+      'fatal',
+      'error',
+      'warn',
+      'info',
+      'debug',
+      'trace',
+      'silent',
+    ]),
     adminToken: optional(env, 'ADMIN_TOKEN'),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
   };

@@ -5,27 +5,57 @@
 import { randomUUID } from 'node:crypto';
 
 export const ERROR_CATALOGUE = {
-  VALIDATION_ERROR: { status: 400, description: 'malformed JSON, missing or mistyped fields, unsupported Clarity type, value out of range, bad network, bad ttl (413 for a body over the limit)' },
+  VALIDATION_ERROR: {
+    status: 400,
+    description:
+      'malformed JSON, missing or mistyped fields, unsupported Clarity type, value out of range, bad network, bad ttl (413 for a body over the limit)',
+  },
   INVALID_HEX_STRING: { status: 400, description: 'not 0x followed by an even number of hex digits' },
-  DESERIALIZATION_ERROR: { status: 400, description: 'valid hex that is not exactly one Clarity value (unknown type byte, truncation, overrunning lengths, trailing bytes, nesting deeper than 32)' },
-  INVALID_CONTRACT_ADDRESS: { status: 400, description: 'bad c32 address or checksum, or a contract name that is not a Clarity contract name' },
+  DESERIALIZATION_ERROR: {
+    status: 400,
+    description:
+      'valid hex that is not exactly one Clarity value (unknown type byte, truncation, overrunning lengths, trailing bytes, nesting deeper than 32)',
+  },
+  INVALID_CONTRACT_ADDRESS: {
+    status: 400,
+    description: 'bad c32 address or checksum, or a contract name that is not a Clarity contract name',
+  },
   INVALID_FUNCTION: { status: 400, description: 'function absent from the ABI, or private' },
   INVALID_ARGUMENTS: { status: 400, description: 'argument count or an argument type differs from the ABI' },
   UNAUTHORIZED: { status: 401, description: 'admin route without a valid bearer token' },
-  CONTRACT_ERROR: { status: 422, description: 'the function returned (err ...); details.value is the decoded error value' },
-  UPSTREAM_API_ERROR: { status: 502, description: 'the upstream node failed: 404 unknown contract, 422 okay:false, 502 otherwise' },
+  CONTRACT_ERROR: {
+    status: 422,
+    description: 'the function returned (err ...); details.value is the decoded error value',
+  },
+  UPSTREAM_API_ERROR: {
+    status: 502,
+    description: 'the upstream node failed: 404 unknown contract, 422 okay:false, 502 otherwise',
+  },
   TIMEOUT: { status: 504, description: 'the last upstream attempt timed out' },
-  RATE_LIMIT_EXCEEDED: { status: 429, description: 'no upstream budget token in time, or upstream still 429 after retries' },
+  RATE_LIMIT_EXCEEDED: {
+    status: 429,
+    description: 'no upstream budget token in time, or upstream still 429 after retries',
+  },
   NOT_FOUND: { status: 404, description: 'unknown route' },
-  METHOD_NOT_ALLOWED: { status: 405, description: 'the path exists but not with this method; the Allow header lists the methods' },
-  SERVICE_UNAVAILABLE: { status: 503, description: 'shutting down, or the persistent store an answer needs (known contracts) is unreachable' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    description: 'the path exists but not with this method; the Allow header lists the methods',
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    description: 'shutting down, or the persistent store an answer needs (known contracts) is unreachable',
+  },
   INTERNAL_ERROR: { status: 500, description: 'a bug; never for bad input' },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 /** Codes a client may retry (interface.md, "Retryable conditions for clients"). */
-export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set(['UPSTREAM_API_ERROR', 'TIMEOUT', 'RATE_LIMIT_EXCEEDED']);
+export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set([
+  'UPSTREAM_API_ERROR',
+  'TIMEOUT',
+  'RATE_LIMIT_EXCEEDED',
+]);
 
 export type ErrorDetails = Record<string, unknown>;
 

@@ -48,6 +48,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`clarity-cache: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(
+    `clarity-cache: failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
+  );
   process.exit(1);
 });

@@ -33,7 +33,12 @@ export function hashArguments(argsHex: readonly string[]): string {
   return createHash('sha256').update(argsHex.join(',')).digest('hex');
 }
 
-export function readOnlyPrefix(network: Network, address: string, contractName: string, functionName?: string): string {
+export function readOnlyPrefix(
+  network: Network,
+  address: string,
+  contractName: string,
+  functionName?: string,
+): string {
   const base = `${READ_ONLY_PREFIX}${network}:${address}.${contractName}:`;
   return functionName === undefined ? base : `${base}${functionName}:`;
 }

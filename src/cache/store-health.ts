@@ -17,7 +17,8 @@ const PROBE_KEY = 'health:probe';
 
 export async function probeStore(store: CacheStore, timeoutMs = 1000): Promise<StoreHealth> {
   const target = store instanceof TieredStore ? store.cold : store;
-  if (target instanceof RedisStore && !target.isReady()) return { ok: false, kind: target.kind, error: 'redis is not connected' };
+  if (target instanceof RedisStore && !target.isReady())
+    return { ok: false, kind: target.kind, error: 'redis is not connected' };
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

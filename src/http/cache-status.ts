@@ -21,7 +21,10 @@ export function cacheHeaders(view: CacheView, now = Date.now()): { 'cache-status
   if (view.outcome === 'hit' && view.entry !== undefined) {
     const { storedAt, expiresAt } = view.entry;
     const ttl = expiresAt === null ? '' : `; ttl=${Math.max(0, Math.floor((expiresAt - now) / 1000))}`;
-    return { 'cache-status': `${CACHE_NAME}; hit${ttl}`, age: String(Math.max(0, Math.floor((now - storedAt) / 1000))) };
+    return {
+      'cache-status': `${CACHE_NAME}; hit${ttl}`,
+      age: String(Math.max(0, Math.floor((now - storedAt) / 1000))),
+    };
   }
   const fwd = view.outcome === 'bypass' ? 'request' : 'miss';
   const collapsed = view.outcome === 'coalesced' ? '; collapsed' : '';

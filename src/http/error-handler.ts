@@ -12,15 +12,26 @@ import { fail } from './envelope.js';
 const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; message: (e: FastifyError) => string }> = {
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: () => 'request body is larger than the limit' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, message: (e) => `malformed JSON body: ${e.message}` },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, message: () => 'request body is empty; a JSON object is required' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 400, message: () => 'unsupported Content-Type; send application/json' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: () => 'Content-Length does not match the body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    status: 400,
+    message: () => 'request body is empty; a JSON object is required',
+  },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 400,
+    message: () => 'unsupported Content-Type; send application/json',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    message: () => 'Content-Length does not match the body',
+  },
   FST_ERR_CTP_INVALID_TYPE: { status: 400, message: () => 'Content-Type header is invalid' },
 };
 
 export function toGatewayError(err: unknown): GatewayError {
   if (isGatewayError(err)) return err;
-  const fe = err as FastifyError & { validation?: Array<{ instancePath?: string; message?: string; params?: unknown }> };
+  const fe = err as FastifyError & {
+    validation?: Array<{ instancePath?: string; message?: string; params?: unknown }>;
+  };
   if (fe !== null && typeof fe === 'object') {
     if (Array.isArray(fe.validation)) {
       const issues = fe.validation.map((v) => ({
@@ -66,23 +77,36 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Gat
   return reply.code(err.status).type('application/json; charset=utf-8').send(body);
 }
 
-export function installErrorHandling(app: FastifyInstance, routeMethods: () => Map<RegExp, Set<string>>): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  routeMethods: () => Map<RegExp, Set<string>>,
+): void {
   app.setErrorHandler((error, request, reply) => sendError(request, reply, toGatewayError(error)));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? request.url;
     const allowed = new Set<string>();
-    for (const [pattern, methods] of routeMethods()) if (pattern.test(path)) for (const m of methods) allowed.add(m);
+    for (const [pattern, methods] of routeMethods())
+      if (pattern.test(path)) for (const m of methods) allowed.add(m);
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(', ');
       return sendError(
         request,
         reply,
-        new GatewayError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; use ${allow}`, { allow: [...allowed].sort() }, {
-          headers: { allow },
-        }),
+        new GatewayError(
+          'METHOD_NOT_ALLOWED',
+          `${request.method} is not allowed on ${path}; use ${allow}`,
+          { allow: [...allowed].sort() },
+          {
+            headers: { allow },
+          },
+        ),
       );
     }
-    return sendError(request, reply, new GatewayError('NOT_FOUND', `Route ${request.method} ${path} not found`));
+    return sendError(
+      request,
+      reply,
+      new GatewayError('NOT_FOUND', `Route ${request.method} ${path} not found`),
+    );
   });
 }
 

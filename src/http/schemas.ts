@@ -9,7 +9,10 @@ export const MAX_FUNCTION_ARGS = 256;
 const ClarityInput = Type.Union(
   [
     Type.String({ description: 'a serialized Clarity value: 0x followed by hex' }),
-    Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'a Clarity value object' }),
+    Type.Object(
+      { type: Type.String() },
+      { additionalProperties: true, description: 'a Clarity value object' },
+    ),
   ],
   { description: 'a Clarity value object (simplified or native stacks.js form) or 0x hex' },
 );
@@ -28,7 +31,11 @@ export const CacheControl = Type.Object(
     bustCache: Type.Optional(Type.Boolean({ description: 'bypass the cache and fetch fresh' })),
     skipCache: Type.Optional(Type.Boolean({ description: 'do not store this result' })),
     ttl: Type.Optional(
-      Type.Number({ minimum: 0, maximum: MAX_TTL_SECONDS, description: 'seconds to keep the result; 0 = until removed' }),
+      Type.Number({
+        minimum: 0,
+        maximum: MAX_TTL_SECONDS,
+        description: 'seconds to keep the result; 0 = until removed',
+      }),
     ),
   },
   { additionalProperties: false },

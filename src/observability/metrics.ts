@@ -2,7 +2,7 @@
  * Prometheus metrics (prom-client) on a registry of this gateway's own, so that several
  * gateways in one process (tests) never collide. Names are listed in the README.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheOutcome } from '../cache/read-through.js';
 import type { Network } from '../config.js';
 import type { AttemptEvent } from '../upstream/stacks-client.js';
@@ -79,7 +79,8 @@ export class Metrics {
       labelNames: ['network'],
       registers,
       collect() {
-        for (const [network, budget] of Object.entries(sources.budgets)) this.set({ network }, budget.available());
+        for (const [network, budget] of Object.entries(sources.budgets))
+          this.set({ network }, budget.available());
       },
     });
     new Gauge({
@@ -88,7 +89,8 @@ export class Metrics {
       labelNames: ['network'],
       registers,
       collect() {
-        for (const [network, budget] of Object.entries(sources.budgets)) this.set({ network }, budget.queued());
+        for (const [network, budget] of Object.entries(sources.budgets))
+          this.set({ network }, budget.queued());
       },
     });
     new Gauge({

@@ -43,7 +43,12 @@ export class UpstreamHealth {
     h.lastAt = Date.now();
   }
 
-  state(network: Network): { state: UpstreamState; lastOutcome?: string; lastAt?: string; successRate?: number } {
+  state(network: Network): {
+    state: UpstreamState;
+    lastOutcome?: string;
+    lastAt?: string;
+    successRate?: number;
+  } {
     const h = this.#byNetwork.get(network);
     if (h === undefined || h.recent.length === 0) return { state: 'unknown' };
     const ok = h.recent.filter(Boolean).length;

@@ -55,9 +55,14 @@ export class AbiRegistry {
     try {
       keys = await this.cache.store.list(ABI_PREFIX);
     } catch (err) {
-      throw new GatewayError('SERVICE_UNAVAILABLE', 'the cache store could not list known contracts', undefined, {
-        cause: err,
-      });
+      throw new GatewayError(
+        'SERVICE_UNAVAILABLE',
+        'the cache store could not list known contracts',
+        undefined,
+        {
+          cause: err,
+        },
+      );
     }
     const seen = new Set<string>();
     const out: KnownContract[] = [];
@@ -89,5 +94,7 @@ function parseAbi(json: string, ref: ContractRef): ContractAbi {
   } catch {
     // fall through: a corrupt entry is reported below
   }
-  throw new GatewayError('UPSTREAM_API_ERROR', `the ABI held for ${ref.id} is malformed`, { retryable: false });
+  throw new GatewayError('UPSTREAM_API_ERROR', `the ABI held for ${ref.id} is malformed`, {
+    retryable: false,
+  });
 }

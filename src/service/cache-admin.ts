@@ -3,7 +3,7 @@
  * warming and statistics, for the admin API. Removal is by key prefix (see cache/keys.ts),
  * through the store interface, so it works on every store.
  */
-import { ABI_PREFIX, READ_ONLY_PREFIX, abiKey, readOnlyPrefix } from '../cache/keys.js';
+import { ABI_PREFIX, abiKey, READ_ONLY_PREFIX, readOnlyPrefix } from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
 import { hotEntries } from '../cache/store-health.js';
 import { isGatewayError } from '../errors.js';
@@ -41,7 +41,9 @@ export class CacheAdmin {
 
   /** Every cached result of a contract, or of one of its functions; optionally its ABI too. */
   async invalidateContract(ref: ContractRef, functionName?: string, includeAbi = false): Promise<number> {
-    let deleted = await this.deletePrefix(readOnlyPrefix(ref.network, ref.address, ref.contractName, functionName));
+    let deleted = await this.deletePrefix(
+      readOnlyPrefix(ref.network, ref.address, ref.contractName, functionName),
+    );
     if (includeAbi && functionName === undefined) {
       const key = abiKey(ref.network, ref.address, ref.contractName);
       if (await this.cache.store.delete(key)) deleted++;
@@ -63,7 +65,10 @@ export class CacheAdmin {
       contracts.map(async (contract): Promise<WarmResult> => {
         try {
           const dot = contract.indexOf('.');
-          const ref = parseContractRef(dot < 0 ? contract : contract.slice(0, dot), dot < 0 ? '' : contract.slice(dot + 1));
+          const ref = parseContractRef(
+            dot < 0 ? contract : contract.slice(0, dot),
+            dot < 0 ? '' : contract.slice(dot + 1),
+          );
           const { outcome } = await this.abis.get(ref);
           return { contract, ok: true, outcome };
         } catch (err) {
@@ -76,7 +81,10 @@ export class CacheAdmin {
   }
 
   async stats(): Promise<Record<string, unknown>> {
-    const [abiKeys, resultKeys] = await Promise.all([this.cache.store.list(ABI_PREFIX), this.cache.store.list(READ_ONLY_PREFIX)]);
+    const [abiKeys, resultKeys] = await Promise.all([
+      this.cache.store.list(ABI_PREFIX),
+      this.cache.store.list(READ_ONLY_PREFIX),
+    ]);
     return {
       store: this.cache.store.kind,
       entries: { abis: abiKeys.length, readOnlyResults: resultKeys.length },

@@ -25,9 +25,13 @@ export function parseContractRef(address: string, contractName: string): Contrac
 
 export function assertFunctionName(functionName: string): void {
   if (!isValidFunctionName(functionName)) {
-    throw new GatewayError('VALIDATION_ERROR', `"${truncate(functionName)}" is not a valid Clarity function name`, {
-      functionName: truncate(functionName),
-    });
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      `"${truncate(functionName)}" is not a valid Clarity function name`,
+      {
+        functionName: truncate(functionName),
+      },
+    );
   }
 }
 

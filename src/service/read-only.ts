@@ -3,10 +3,11 @@
  * otherwise validate against the ABI and make one (coalesced) upstream call. What is cached
  * is the node's raw result hex; decoding options apply per request.
  */
+
+import type { ClarityValue } from '@stacks/transactions';
 import { hashArguments, readOnlyKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
 import type { StoredEntry } from '../cache/store.js';
-import type { ClarityValue } from '@stacks/transactions';
 import {
   checkArguments,
   decodeClarityHex,
@@ -18,7 +19,7 @@ import {
 import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AbiRegistry } from './abi-registry.js';
-import { type ContractRef, assertFunctionName, parseContractRef } from './contract-ref.js';
+import { assertFunctionName, type ContractRef, parseContractRef } from './contract-ref.js';
 import type { NodeApi } from './node-api.js';
 
 export interface ReadOnlyRequest {
@@ -31,7 +32,11 @@ export interface ReadOnlyRequest {
   readonly strictJsonCompat?: boolean | undefined;
   readonly preserveContainers?: boolean | undefined;
   readonly cacheControl?:
-    | { readonly bustCache?: boolean | undefined; readonly skipCache?: boolean | undefined; readonly ttl?: number | undefined }
+    | {
+        readonly bustCache?: boolean | undefined;
+        readonly skipCache?: boolean | undefined;
+        readonly ttl?: number | undefined;
+      }
     | undefined;
 }
 
@@ -116,10 +121,15 @@ export class ReadOnlyService {
     try {
       decodeClarityHex(result);
     } catch (err) {
-      throw new GatewayError('UPSTREAM_API_ERROR', `the node answered ${call.ref.id}::${call.functionName} with an undecodable result`, {
-        retryable: false,
-        error: err instanceof Error ? err.message : String(err),
-      }, { status: 502 });
+      throw new GatewayError(
+        'UPSTREAM_API_ERROR',
+        `the node answered ${call.ref.id}::${call.functionName} with an undecodable result`,
+        {
+          retryable: false,
+          error: err instanceof Error ? err.message : String(err),
+        },
+        { status: 502 },
+      );
     }
     return result;
   }
@@ -148,7 +158,14 @@ function prepare(req: ReadOnlyRequest): PreparedCall {
   }
   const args = req.functionArgs.map((input, i) => parseArgument(input, i));
   const argsHex = args.map((cv) => toHex(cv));
-  const key = readOnlyKey(ref.network, ref.address, ref.contractName, req.functionName, sender, hashArguments(argsHex));
+  const key = readOnlyKey(
+    ref.network,
+    ref.address,
+    ref.contractName,
+    req.functionName,
+    sender,
+    hashArguments(argsHex),
+  );
   return { ref, functionName: req.functionName, sender, args, argsHex, key };
 }
 

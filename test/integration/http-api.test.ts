@@ -5,21 +5,25 @@
 import { Cl } from '@stacks/transactions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
-import { INFO_VALUE, MAINNET_ADDR, OTHER_ADDR, SAMPLE_ABI, TESTNET_ADDR, hex } from '../support/fixtures.js';
+import { hex, INFO_VALUE, MAINNET_ADDR, OTHER_ADDR, SAMPLE_ABI, TESTNET_ADDR } from '../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
 
 let node: FakeNode;
 let gw: RunningGateway;
 let balance = 1000n;
 
-const ro = (fn: string, addr = MAINNET_ADDR, contract = 'demo') => `${gw.url}/contract-calls/read-only/${addr}/${contract}/${fn}`;
+const ro = (fn: string, addr = MAINNET_ADDR, contract = 'demo') =>
+  `${gw.url}/contract-calls/read-only/${addr}/${contract}/${fn}`;
 
 beforeAll(async () => {
   node = await startFakeNode();
   for (const addr of [MAINNET_ADDR, TESTNET_ADDR]) {
     node.setAbi(addr, 'demo', SAMPLE_ABI);
     node.setReadOnly(addr, 'demo', 'get-info', { okay: true, result: hex(INFO_VALUE) });
-    node.setReadOnly(addr, 'demo', 'get-balance', () => ({ okay: true, result: hex(Cl.ok(Cl.uint(balance))) }));
+    node.setReadOnly(addr, 'demo', 'get-balance', () => ({
+      okay: true,
+      result: hex(Cl.ok(Cl.uint(balance))),
+    }));
     node.setReadOnly(addr, 'demo', 'typed', { okay: true, result: hex(Cl.bool(true)) });
     node.setReadOnly(addr, 'demo', 'fails', { okay: true, result: hex(Cl.error(Cl.uint(7))) });
     node.setReadOnly(addr, 'demo', 'transfer', { okay: false, cause: 'NotReadOnly' });
@@ -49,11 +53,16 @@ describe('decode-clarity-value', () => {
 
   it('decodes a serialized string to its text and keeps the original string', async () => {
     const res = await request(url(), { body: { clarityValue: hex(Cl.stringAscii('hello')) } });
-    expect(res.body).toEqual({ success: true, data: { original: '0x0d0000000568656c6c6f', decoded: 'hello' } });
+    expect(res.body).toEqual({
+      success: true,
+      data: { original: '0x0d0000000568656c6c6f', decoded: 'hello' },
+    });
   });
 
   it('gives numbers up to 2^53-1 and strings beyond on the decode endpoint', async () => {
-    const small = await request(url(), { body: { clarityValue: { type: 'uint', value: '9007199254740991' } } });
+    const small = await request(url(), {
+      body: { clarityValue: { type: 'uint', value: '9007199254740991' } },
+    });
     expect(small.body.data.decoded).toBe(9007199254740991);
     const big = await request(url(), { body: { clarityValue: hex(Cl.int(-(2n ** 60n))) } });
     expect(big.body.data.decoded).toBe((-(2n ** 60n)).toString());
@@ -99,7 +108,9 @@ describe('decode-clarity-value', () => {
   });
 
   it('answers VALIDATION_ERROR for out-of-range integers and a missing clarityValue', async () => {
-    const over = await request(url(), { body: { clarityValue: { type: 'uint', value: (2n ** 128n).toString() } } });
+    const over = await request(url(), {
+      body: { clarityValue: { type: 'uint', value: (2n ** 128n).toString() } },
+    });
     expect(over.body.error.code).toBe('VALIDATION_ERROR');
     const missing = await request(url(), { body: {} });
     expect(missing.status).toBe(400);
@@ -149,7 +160,10 @@ describe('read-only calls', () => {
     await request(ro('get-balance'), { body: { functionArgs: [{ type: 'address', value: who }] } });
     await request(ro('get-balance'), { body: { functionArgs: [hex(Cl.standardPrincipal(who))] } });
     expect(node.count('call-read')).toBe(1);
-    expect(node.lastRequest('call-read')?.body).toEqual({ sender: MAINNET_ADDR, arguments: [hex(Cl.standardPrincipal(who))] });
+    expect(node.lastRequest('call-read')?.body).toEqual({
+      sender: MAINNET_ADDR,
+      arguments: [hex(Cl.standardPrincipal(who))],
+    });
   });
 
   it('keys the cache by sender, and bustCache fetches fresh while skipCache does not store', async () => {
@@ -164,7 +178,9 @@ describe('read-only calls', () => {
     expect(node.lastRequest('call-read')?.body).toMatchObject({ sender: OTHER_ADDR });
 
     balance = 3000n;
-    const skipped = await request(ro('get-balance'), { body: { ...args, cacheControl: { bustCache: true, skipCache: true } } });
+    const skipped = await request(ro('get-balance'), {
+      body: { ...args, cacheControl: { bustCache: true, skipCache: true } },
+    });
     expect(skipped.body.data).toBe('3000');
     expect((await request(ro('get-balance'), { body: args })).body.data).toBe('1000');
     const busted = await request(ro('get-balance'), { body: { ...args, cacheControl: { bustCache: true } } });
@@ -176,7 +192,9 @@ describe('read-only calls', () => {
   it('coalesces identical concurrent cold calls into one upstream request', async () => {
     node.resetStats();
     node.gate({ kind: 'call-read' });
-    const body = { functionArgs: [{ type: 'principal', value: 'SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7.coalesce' }] };
+    const body = {
+      functionArgs: [{ type: 'principal', value: 'SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7.coalesce' }],
+    };
     const all = Promise.all(Array.from({ length: 40 }, () => request(ro('get-balance'), { body })));
     await node.waitForRequests(1, { kind: 'call-read' });
     // Let every other request reach the gateway before the node answers.
@@ -191,7 +209,10 @@ describe('read-only calls', () => {
     node.resetStats();
     const res = await request(ro('fails'), { body: { functionArgs: [] } });
     expect(res.status).toBe(422);
-    expect(res.body).toMatchObject({ success: false, error: { code: 'CONTRACT_ERROR', details: { value: '7' } } });
+    expect(res.body).toMatchObject({
+      success: false,
+      error: { code: 'CONTRACT_ERROR', details: { value: '7' } },
+    });
     await request(ro('fails'), { body: { functionArgs: [] } });
     expect(node.count('call-read')).toBe(1);
     const kept = await request(ro('fails'), { body: { functionArgs: [], preserveContainers: true } });
@@ -201,7 +222,9 @@ describe('read-only calls', () => {
   it('infers the network from the address and refuses a contradicting one', async () => {
     const testnet = await request(ro('get-info', TESTNET_ADDR), { body: { functionArgs: [] } });
     expect(testnet.status).toBe(200);
-    const contradiction = await request(ro('get-info', TESTNET_ADDR), { body: { functionArgs: [], network: 'mainnet' } });
+    const contradiction = await request(ro('get-info', TESTNET_ADDR), {
+      body: { functionArgs: [], network: 'mainnet' },
+    });
     expect(contradiction.status).toBe(400);
     expect(contradiction.body.error.code).toBe('VALIDATION_ERROR');
     const bad = await request(ro('get-info'), { body: { functionArgs: [], network: 'devnet' } });
@@ -247,10 +270,20 @@ describe('read-only calls', () => {
       good.slice(0, 4),
       [{ type: 'uint', value: '1' }, ...good.slice(1)],
       [good[0], { type: 'buffer', value: '0x0102030405' }, ...good.slice(2)],
-      [...good.slice(0, 2), { type: 'list', value: Array(4).fill({ type: 'uint', value: '1' }) }, ...good.slice(3)],
+      [
+        ...good.slice(0, 2),
+        { type: 'list', value: Array(4).fill({ type: 'uint', value: '1' }) },
+        ...good.slice(3),
+      ],
       [...good.slice(0, 3), { type: 'some', value: { type: 'uint', value: '1' } }, good[4]],
       [...good.slice(0, 4), { type: 'tuple', value: { a: { type: 'uint', value: '1' } } }],
-      [...good.slice(0, 4), { type: 'tuple', value: { a: { type: 'uint', value: '1' }, s: { type: 'string', value: 'toolong' } } }],
+      [
+        ...good.slice(0, 4),
+        {
+          type: 'tuple',
+          value: { a: { type: 'uint', value: '1' }, s: { type: 'string', value: 'toolong' } },
+        },
+      ],
     ];
     for (const functionArgs of variants) {
       const res = await request(ro('typed'), { body: { functionArgs } });
@@ -283,7 +316,10 @@ describe('read-only calls', () => {
     node.resetStats();
     const res = await request(ro('transfer'), { body: { functionArgs: [] } });
     expect(res.status).toBe(422);
-    expect(res.body.error).toMatchObject({ code: 'UPSTREAM_API_ERROR', details: { cause: 'NotReadOnly', retryable: false } });
+    expect(res.body.error).toMatchObject({
+      code: 'UPSTREAM_API_ERROR',
+      details: { cause: 'NotReadOnly', retryable: false },
+    });
     await request(ro('transfer'), { body: { functionArgs: [] } });
     expect(node.count('call-read')).toBe(2);
   });
@@ -297,7 +333,9 @@ describe('read-only calls', () => {
   it('retries 5xx and answers UPSTREAM_API_ERROR 502 retryable once retries are exhausted', async () => {
     node.resetStats();
     node.status5xx(503, { kind: 'call-read' });
-    const res = await request(ro('get-balance'), { body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.five` }] } });
+    const res = await request(ro('get-balance'), {
+      body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.five` }] },
+    });
     expect(res.status).toBe(502);
     expect(res.body.error).toMatchObject({ code: 'UPSTREAM_API_ERROR', details: { retryable: true } });
     expect(node.count('call-read')).toBe(3);
@@ -305,26 +343,34 @@ describe('read-only calls', () => {
 
   it('recovers when a 5xx is followed by a good answer', async () => {
     node.status5xx(500, { kind: 'call-read', times: 1 });
-    const res = await request(ro('get-balance'), { body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.recover` }] } });
+    const res = await request(ro('get-balance'), {
+      body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.recover` }] },
+    });
     expect(res.status).toBe(200);
   });
 
   it('answers TIMEOUT 504 when the last attempt times out', async () => {
     node.hang({ kind: 'call-read' });
-    const res = await request(ro('get-balance'), { body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.slow` }] } });
+    const res = await request(ro('get-balance'), {
+      body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.slow` }] },
+    });
     expect(res.status).toBe(504);
     expect(res.body.error.code).toBe('TIMEOUT');
   });
 
   it('answers UPSTREAM_API_ERROR 502 for garbage and for a node that is down', async () => {
     node.garbage({ kind: 'call-read' });
-    const garbage = await request(ro('get-balance'), { body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.junk` }] } });
+    const garbage = await request(ro('get-balance'), {
+      body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.junk` }] },
+    });
     expect(garbage.status).toBe(502);
     expect(garbage.body.error.code).toBe('UPSTREAM_API_ERROR');
     node.clearFaults();
     await node.down();
     try {
-      const down = await request(ro('get-balance'), { body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.down` }] } });
+      const down = await request(ro('get-balance'), {
+        body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.down` }] },
+      });
       expect(down.status).toBe(502);
       expect(down.body.error).toMatchObject({ code: 'UPSTREAM_API_ERROR', details: { retryable: true } });
       // ...while cached answers keep flowing.
@@ -337,7 +383,9 @@ describe('read-only calls', () => {
 
   it('answers RATE_LIMIT_EXCEEDED 429 with Retry-After when the upstream keeps answering 429', async () => {
     node.rateLimit(0, { kind: 'call-read' });
-    const res = await request(ro('get-balance'), { body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.limited` }] } });
+    const res = await request(ro('get-balance'), {
+      body: { functionArgs: [{ type: 'principal', value: `${OTHER_ADDR}.limited` }] },
+    });
     expect(res.status).toBe(429);
     expect(res.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -369,7 +417,11 @@ describe('ABI and known contracts', () => {
     const res = await request(`${gw.url}/contract-calls/known-contracts`);
     expect(res.status).toBe(200);
     expect(node.total).toBe(0);
-    const list = res.body.data.contracts.cached as Array<{ contractAddress: string; contractName: string; network: string }>;
+    const list = res.body.data.contracts.cached as Array<{
+      contractAddress: string;
+      contractName: string;
+      network: string;
+    }>;
     expect(list).toEqual(
       expect.arrayContaining([
         { contractAddress: MAINNET_ADDR, contractName: 'demo', network: 'mainnet' },
@@ -378,7 +430,9 @@ describe('ABI and known contracts', () => {
       ]),
     );
     expect(list.some((c) => c.contractName === 'ghost')).toBe(false);
-    expect(new Set(list.map((c) => `${c.network}:${c.contractAddress}.${c.contractName}`)).size).toBe(list.length);
+    expect(new Set(list.map((c) => `${c.network}:${c.contractAddress}.${c.contractName}`)).size).toBe(
+      list.length,
+    );
     expect(res.body.data.stats).toEqual({ total: list.length, cached: list.length });
   });
 });
@@ -399,7 +453,9 @@ describe('the envelope for everything else', () => {
     const malformed = await request(url, { rawBody: '{"clarityValue": ' });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.code).toBe('VALIDATION_ERROR');
-    const big = await request(url, { rawBody: JSON.stringify({ clarityValue: `0x${'00'.repeat(600_000)}` }) });
+    const big = await request(url, {
+      rawBody: JSON.stringify({ clarityValue: `0x${'00'.repeat(600_000)}` }),
+    });
     expect(big.status).toBe(413);
     expect(big.body.error.code).toBe('VALIDATION_ERROR');
   });

@@ -7,9 +7,9 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
-import { INFO_VALUE, MAINNET_ADDR, OTHER_ADDR, SAMPLE_ABI, TESTNET_ADDR, hex } from '../support/fixtures.js';
+import { hex, INFO_VALUE, MAINNET_ADDR, OTHER_ADDR, SAMPLE_ABI, TESTNET_ADDR } from '../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
-import { parseMetrics, valueOf } from '../support/prom.js';
+import { metricValue, parseMetrics } from '../support/prom.js';
 
 const TOKEN = 'test-admin-token-0123456789';
 let node: FakeNode;
@@ -25,7 +25,10 @@ beforeAll(async () => {
   for (const addr of [MAINNET_ADDR, TESTNET_ADDR, OTHER_ADDR]) {
     node.setAbi(addr, 'demo', SAMPLE_ABI);
     node.setReadOnly(addr, 'demo', 'get-info', { okay: true, result: hex(INFO_VALUE) });
-    node.setReadOnly(addr, 'demo', 'get-balance', () => ({ okay: true, result: hex(Cl.ok(Cl.uint(balance))) }));
+    node.setReadOnly(addr, 'demo', 'get-balance', () => ({
+      okay: true,
+      result: hex(Cl.ok(Cl.uint(balance))),
+    }));
   }
   gw = await startGateway(testEnv(node.url, { ADMIN_TOKEN: TOKEN, UPSTREAM_RETRIES: '0' }));
 });
@@ -55,7 +58,8 @@ describe('health and readiness', () => {
 
     node.status5xx(503, { kind: 'call-read' });
     try {
-      for (let i = 0; i < 5; i++) await request(ro('get-balance', TESTNET_ADDR), { body: balanceOf(`${OTHER_ADDR}.r${i}`) });
+      for (let i = 0; i < 5; i++)
+        await request(ro('get-balance', TESTNET_ADDR), { body: balanceOf(`${OTHER_ADDR}.r${i}`) });
     } finally {
       node.clearFaults();
     }
@@ -81,23 +85,38 @@ describe('metrics', () => {
     const res = await request(`${gw.url}/metrics`);
     expect(res.headers.get('content-type')).toContain('text/plain');
     const after = parseMetrics(res.body as string);
-    const delta = (name: string, labels: Record<string, string>) => valueOf(after, name, labels) - valueOf(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      metricValue(after, name, labels) - metricValue(before, name, labels);
 
     expect(delta('clarity_cache_cache_requests_total', { endpoint: 'read-only', outcome: 'miss' })).toBe(1);
     expect(delta('clarity_cache_cache_requests_total', { endpoint: 'read-only', outcome: 'hit' })).toBe(2);
     expect(delta('clarity_cache_cache_requests_total', { endpoint: 'read-only', outcome: 'bypass' })).toBe(1);
-    expect(delta('clarity_cache_cache_requests_total', { endpoint: 'abi', outcome: 'hit' })).toBeGreaterThanOrEqual(1);
-    expect(delta('clarity_cache_upstream_attempts_total', { network: 'mainnet', kind: 'call-read', outcome: 'ok' })).toBe(2);
+    expect(
+      delta('clarity_cache_cache_requests_total', { endpoint: 'abi', outcome: 'hit' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      delta('clarity_cache_upstream_attempts_total', {
+        network: 'mainnet',
+        kind: 'call-read',
+        outcome: 'ok',
+      }),
+    ).toBe(2);
     expect(
       delta('clarity_cache_upstream_latency_seconds_count', { network: 'mainnet', kind: 'call-read' }),
     ).toBe(2);
     const roRoute = '/contract-calls/read-only/:contractAddress/:contractName/:functionName';
-    expect(delta('clarity_cache_http_requests_total', { route: roRoute, method: 'POST', status: '200' })).toBe(4);
-    expect(delta('clarity_cache_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' })).toBe(1);
-    expect(delta('clarity_cache_budget_wait_seconds_count', { network: 'mainnet', result: 'granted' })).toBeGreaterThanOrEqual(2);
-    expect(valueOf(after, 'clarity_cache_budget_tokens', { network: 'mainnet' })).toBeGreaterThan(0);
-    expect(valueOf(after, 'clarity_cache_budget_queued', { network: 'mainnet' })).toBe(0);
-    expect(valueOf(after, 'clarity_cache_hot_tier_entries')).toBeGreaterThan(0);
+    expect(
+      delta('clarity_cache_http_requests_total', { route: roRoute, method: 'POST', status: '200' }),
+    ).toBe(4);
+    expect(
+      delta('clarity_cache_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }),
+    ).toBe(1);
+    expect(
+      delta('clarity_cache_budget_wait_seconds_count', { network: 'mainnet', result: 'granted' }),
+    ).toBeGreaterThanOrEqual(2);
+    expect(metricValue(after, 'clarity_cache_budget_tokens', { network: 'mainnet' })).toBeGreaterThan(0);
+    expect(metricValue(after, 'clarity_cache_budget_queued', { network: 'mainnet' })).toBe(0);
+    expect(metricValue(after, 'clarity_cache_hot_tier_entries')).toBeGreaterThan(0);
     expect(after.some((s) => s.name === 'clarity_cache_process_resident_memory_bytes')).toBe(true);
   });
 });
@@ -116,10 +135,14 @@ describe('Cache-Status and Age', () => {
   it('says hit without ttl for indefinite entries, fwd=request for bustCache, and no stored for skipCache', async () => {
     const body = balanceOf(`${OTHER_ADDR}.cs2`);
     await request(ro('get-balance'), { body });
-    expect((await request(ro('get-balance'), { body })).headers.get('cache-status')).toBe('clarity-cache; hit');
+    expect((await request(ro('get-balance'), { body })).headers.get('cache-status')).toBe(
+      'clarity-cache; hit',
+    );
     const bust = await request(ro('get-balance'), { body: { ...body, cacheControl: { bustCache: true } } });
     expect(bust.headers.get('cache-status')).toBe('clarity-cache; fwd=request; stored');
-    const skip = await request(ro('get-balance'), { body: { ...balanceOf(`${OTHER_ADDR}.cs3`), cacheControl: { skipCache: true } } });
+    const skip = await request(ro('get-balance'), {
+      body: { ...balanceOf(`${OTHER_ADDR}.cs3`), cacheControl: { skipCache: true } },
+    });
     expect(skip.headers.get('cache-status')).toBe('clarity-cache; fwd=miss');
   });
 
@@ -157,7 +180,11 @@ describe('admin API', () => {
     ['DELETE', '/admin/cache'],
     ['DELETE', `/admin/cache/contracts/${MAINNET_ADDR}/demo`],
     ['DELETE', `/admin/cache/contracts/${MAINNET_ADDR}/demo/functions/get-info`],
-    ['POST', '/admin/cache/invalidate', { contractAddress: MAINNET_ADDR, contractName: 'demo', functionName: 'get-info', functionArgs: [] }],
+    [
+      'POST',
+      '/admin/cache/invalidate',
+      { contractAddress: MAINNET_ADDR, contractName: 'demo', functionName: 'get-info', functionArgs: [] },
+    ],
     ['POST', '/admin/abis/warm', { contracts: [`${MAINNET_ADDR}.demo`] }],
     ['GET', '/admin/cache/stats'],
   ];
@@ -172,7 +199,11 @@ describe('admin API', () => {
   for (const [method, path, body] of routes) {
     for (const [what, headers] of badCredentials) {
       it(`refuses ${method} ${path} with ${what}`, async () => {
-        const res = await request(`${gw.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+        const res = await request(`${gw.url}${path}`, {
+          method,
+          headers,
+          ...(body === undefined ? {} : { body }),
+        });
         expect(res.status).toBe(401);
         expect(res.body).toMatchObject({ success: false, error: { code: 'UNAUTHORIZED' } });
         expect(res.headers.get('www-authenticate')).toContain('Bearer');
@@ -197,7 +228,8 @@ describe('admin API', () => {
   });
 
   it('invalidates all entries of a function, of a contract, and everything', async () => {
-    for (const who of ['f1', 'f2']) await request(ro('get-balance'), { body: balanceOf(`${OTHER_ADDR}.${who}`) });
+    for (const who of ['f1', 'f2'])
+      await request(ro('get-balance'), { body: balanceOf(`${OTHER_ADDR}.${who}`) });
     await request(ro('get-info'), { body: { functionArgs: [] } });
     const fn = await request(`${gw.url}/admin/cache/contracts/${MAINNET_ADDR}/demo/functions/get-balance`, {
       method: 'DELETE',
@@ -208,7 +240,10 @@ describe('admin API', () => {
     await request(ro('get-info'), { body: { functionArgs: [] } });
     expect(node.count('call-read')).toBe(0);
 
-    const contract = await request(`${gw.url}/admin/cache/contracts/${MAINNET_ADDR}/demo`, { method: 'DELETE', headers: auth });
+    const contract = await request(`${gw.url}/admin/cache/contracts/${MAINNET_ADDR}/demo`, {
+      method: 'DELETE',
+      headers: auth,
+    });
     expect(contract.body.data.deleted).toBeGreaterThanOrEqual(1);
     await request(ro('get-info'), { body: { functionArgs: [] } });
     expect(node.count('call-read')).toBe(1);
@@ -228,11 +263,23 @@ describe('admin API', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.results).toEqual([
       { contract: `${TESTNET_ADDR}.demo`, ok: true, outcome: expect.any(String) },
-      { contract: `${MAINNET_ADDR}.ghost`, ok: false, error: expect.objectContaining({ code: 'UPSTREAM_API_ERROR' }) },
-      { contract: 'nonsense', ok: false, error: expect.objectContaining({ code: 'INVALID_CONTRACT_ADDRESS' }) },
+      {
+        contract: `${MAINNET_ADDR}.ghost`,
+        ok: false,
+        error: expect.objectContaining({ code: 'UPSTREAM_API_ERROR' }),
+      },
+      {
+        contract: 'nonsense',
+        ok: false,
+        error: expect.objectContaining({ code: 'INVALID_CONTRACT_ADDRESS' }),
+      },
     ]);
     const known = await request(`${gw.url}/contract-calls/known-contracts`);
-    expect(known.body.data.contracts.cached).toContainEqual({ contractAddress: TESTNET_ADDR, contractName: 'demo', network: 'testnet' });
+    expect(known.body.data.contracts.cached).toContainEqual({
+      contractAddress: TESTNET_ADDR,
+      contractName: 'demo',
+      network: 'testnet',
+    });
     const stats = await request(`${gw.url}/admin/cache/stats`, { headers: auth });
     expect(stats.body.data).toMatchObject({ store: 'memory', entries: { abis: 1 } });
   });

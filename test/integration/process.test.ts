@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
-import { MAINNET_ADDR, SAMPLE_ABI, TESTNET_ADDR, hex } from '../support/fixtures.js';
+import { hex, MAINNET_ADDR, SAMPLE_ABI, TESTNET_ADDR } from '../support/fixtures.js';
 import { request } from '../support/gateway.js';
 import { runExpectingFailure, startService } from '../support/process.js';
 
@@ -42,7 +42,10 @@ describe('the service process', () => {
   it('keeps cached ABIs, results and known contracts across a restart on the same DATA_DIR', async () => {
     const first = await startService(env());
     try {
-      expect((await request(`${first.url}/contract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`, { body })).status).toBe(200);
+      expect(
+        (await request(`${first.url}/contract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`, { body }))
+          .status,
+      ).toBe(200);
       expect((await request(`${first.url}/contract-calls/abi/${TESTNET_ADDR}/demo`)).status).toBe(200);
     } finally {
       expect(await first.stop()).toBe(0);
@@ -51,7 +54,9 @@ describe('the service process', () => {
     node.resetStats();
     const second = await startService(env());
     try {
-      const res = await request(`${second.url}/contract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`, { body });
+      const res = await request(`${second.url}/contract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`, {
+        body,
+      });
       expect(res.body).toEqual({ success: true, data: '77' });
       const abi = await request(`${second.url}/contract-calls/abi/${TESTNET_ADDR}/demo`);
       expect(abi.body.data).toEqual(SAMPLE_ABI);

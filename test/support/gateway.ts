@@ -2,7 +2,7 @@
  * Starts the real gateway in-process on a real socket (127.0.0.1, port 0) with a test
  * configuration, and offers a small JSON client over real HTTP.
  */
-import { type Gateway, type GatewayDeps, createGateway } from '../../src/app.js';
+import { createGateway, type Gateway, type GatewayDeps } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 
 export interface RunningGateway {
@@ -26,7 +26,10 @@ export function testEnv(upstreamUrl: string, env: Record<string, string> = {}): 
   };
 }
 
-export async function startGateway(env: Record<string, string>, deps: GatewayDeps = {}): Promise<RunningGateway> {
+export async function startGateway(
+  env: Record<string, string>,
+  deps: GatewayDeps = {},
+): Promise<RunningGateway> {
   const config = loadConfig(env);
   const gateway = await createGateway(config, deps);
   const address = await gateway.app.listen({ port: config.port, host: config.host });

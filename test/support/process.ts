@@ -64,7 +64,9 @@ export async function startService(env: Record<string, string>): Promise<Service
 }
 
 /** Run the service expecting it to fail at start-up; resolves with its exit code and stderr. */
-export async function runExpectingFailure(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+export async function runExpectingFailure(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },

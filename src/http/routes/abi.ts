@@ -16,7 +16,9 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
         tags: ['contract-calls'],
         params: AbiParams,
         response: {
-          200: successEnvelope(Type.Object({}, { additionalProperties: true, description: 'the contract ABI document' })),
+          200: successEnvelope(
+            Type.Object({}, { additionalProperties: true, description: 'the contract ABI document' }),
+          ),
           '4xx': ErrorEnvelope,
           '5xx': ErrorEnvelope,
         },
@@ -25,7 +27,14 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
     async (request, reply) => {
       const ref = parseContractRef(request.params.contractAddress, request.params.contractName);
       const result = await abis.get(ref);
-      reply.headers(cacheHeaders({ outcome: result.outcome, entry: result.entry, stored: result.outcome !== 'hit', ttlMs: undefined }));
+      reply.headers(
+        cacheHeaders({
+          outcome: result.outcome,
+          entry: result.entry,
+          stored: result.outcome !== 'hit',
+          ttlMs: undefined,
+        }),
+      );
       // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify
       // (Fastify sends a string payload as it is, without the response serializer).
       const body = `{"success":true,"data":${result.json}}`;

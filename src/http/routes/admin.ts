@@ -35,7 +35,13 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
   app.addHook('onRequest', async (request, reply) => {
     if (bearerMatches(request.headers.authorization, token)) return;
     request.log.warn(
-      { admin: true, method: request.method, url: request.url, ip: request.ip, hadCredentials: request.headers.authorization !== undefined },
+      {
+        admin: true,
+        method: request.method,
+        url: request.url,
+        ip: request.ip,
+        hadCredentials: request.headers.authorization !== undefined,
+      },
       'admin request refused: missing or wrong bearer token',
     );
     return sendError(
@@ -49,7 +55,14 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
 
   app.delete(
     '/admin/cache',
-    { schema: { summary: 'Remove every cached result and ABI', tags: ['admin'], security, response: { 200: Deleted, ...errors } } },
+    {
+      schema: {
+        summary: 'Remove every cached result and ABI',
+        tags: ['admin'],
+        security,
+        response: { 200: Deleted, ...errors },
+      },
+    },
     async () => ok({ deleted: await admin.invalidateAll() }),
   );
 
@@ -57,11 +70,13 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
     '/admin/cache/contracts/:contractAddress/:contractName',
     {
       schema: {
-        summary: "Remove every cached result of a contract (and its ABI with ?abi=true)",
+        summary: 'Remove every cached result of a contract (and its ABI with ?abi=true)',
         tags: ['admin'],
         security,
         params: AbiParams,
-        querystring: Type.Object({ abi: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }),
+        querystring: Type.Object({
+          abi: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+        }),
         response: { 200: Deleted, ...errors },
       },
     },
@@ -78,7 +93,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
         summary: 'Remove every cached result of one function of a contract',
         tags: ['admin'],
         security,
-        params: Type.Object({ contractAddress: Type.String(), contractName: Type.String(), functionName: Type.String() }),
+        params: Type.Object({
+          contractAddress: Type.String(),
+          contractName: Type.String(),
+          functionName: Type.String(),
+        }),
         response: { 200: Deleted, ...errors },
       },
     },
@@ -93,11 +112,16 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
     {
       schema: {
         summary: 'Remove the one cached result a read-only request maps to',
-        description: 'The body is a read-only request body plus contractAddress, contractName and functionName.',
+        description:
+          'The body is a read-only request body plus contractAddress, contractName and functionName.',
         tags: ['admin'],
         security,
         body: Type.Composite([
-          Type.Object({ contractAddress: Type.String(), contractName: Type.String(), functionName: Type.String() }),
+          Type.Object({
+            contractAddress: Type.String(),
+            contractName: Type.String(),
+            functionName: Type.String(),
+          }),
           Type.Omit(ReadOnlyBody, ['cacheControl', 'strictJsonCompat', 'preserveContainers']),
         ]),
         response: { 200: Deleted, ...errors },
@@ -113,7 +137,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
         summary: 'Fetch and cache the ABIs of a list of contracts',
         tags: ['admin'],
         security,
-        body: Type.Object({ contracts: Type.Array(Type.String({ description: 'address.contract-name' }), { minItems: 1, maxItems: 100 }) }),
+        body: Type.Object({
+          contracts: Type.Array(Type.String({ description: 'address.contract-name' }), {
+            minItems: 1,
+            maxItems: 100,
+          }),
+        }),
         response: {
           200: successEnvelope(
             Type.Object({

@@ -22,7 +22,8 @@ export const decodeRoute: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { clarityValue, strictJsonCompat = true, preserveContainers = false } = request.body;
-      const cv = typeof clarityValue === 'string' ? decodeClarityHex(clarityValue) : parseClarityValue(clarityValue);
+      const cv =
+        typeof clarityValue === 'string' ? decodeClarityHex(clarityValue) : parseClarityValue(clarityValue);
       const decoded = renderClarityValue(cv, { integers: 'decode', strictJsonCompat, preserveContainers });
       return ok({ original: clarityValue, decoded });
     },

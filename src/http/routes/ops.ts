@@ -1,8 +1,8 @@
 /** GET /health (liveness), GET /ready (readiness with checks), GET /metrics (Prometheus). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { probeStore } from '../../cache/store-health.js';
 import type { CacheStore } from '../../cache/store.js';
+import { probeStore } from '../../cache/store-health.js';
 import { NETWORKS } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -23,7 +23,10 @@ const ReadyData = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')]),
   checks: Type.Object({
     store: Type.Object({ ok: Type.Boolean(), kind: Type.String(), error: Type.Optional(Type.String()) }),
-    upstream: Type.Record(Type.String(), Type.Object({ state: Type.String() }, { additionalProperties: true })),
+    upstream: Type.Record(
+      Type.String(),
+      Type.Object({ state: Type.String() }, { additionalProperties: true }),
+    ),
   }),
 });
 
@@ -34,10 +37,13 @@ export const opsRoutes: FastifyPluginAsyncTypebox<OpsOptions> = async (app, opts
       schema: {
         summary: 'Liveness: the process is up and answering',
         tags: ['operations'],
-        response: { 200: successEnvelope(Type.Object({ status: Type.Literal('ok'), uptimeSeconds: Type.Number() })) },
+        response: {
+          200: successEnvelope(Type.Object({ status: Type.Literal('ok'), uptimeSeconds: Type.Number() })),
+        },
       },
     },
-    async () => ok({ status: 'ok' as const, uptimeSeconds: Math.round((Date.now() - opts.startedAt) / 1000) }),
+    async () =>
+      ok({ status: 'ok' as const, uptimeSeconds: Math.round((Date.now() - opts.startedAt) / 1000) }),
   );
 
   app.get(
@@ -53,12 +59,20 @@ export const opsRoutes: FastifyPluginAsyncTypebox<OpsOptions> = async (app, opts
     },
     async (request, reply) => {
       if (opts.isDraining()) {
-        return sendError(request, reply, new GatewayError('SERVICE_UNAVAILABLE', 'shutting down', { draining: true }));
+        return sendError(
+          request,
+          reply,
+          new GatewayError('SERVICE_UNAVAILABLE', 'shutting down', { draining: true }),
+        );
       }
       const store = await probeStore(opts.store);
       const upstream = Object.fromEntries(NETWORKS.map((n) => [n, opts.upstream.state(n)]));
-      const healthy = store.ok && Object.values(upstream).every((u) => u.state === 'up' || u.state === 'unknown');
-      return ok({ status: healthy ? ('ready' as const) : ('degraded' as const), checks: { store, upstream } });
+      const healthy =
+        store.ok && Object.values(upstream).every((u) => u.state === 'up' || u.state === 'unknown');
+      return ok({
+        status: healthy ? ('ready' as const) : ('degraded' as const),
+        checks: { store, upstream },
+      });
     },
   );
 

@@ -6,7 +6,10 @@ import { cacheHeaders } from '../cache-status.js';
 import { ok } from '../envelope.js';
 import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '../schemas.js';
 
-export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService }> = async (app, { service }) => {
+export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService }> = async (
+  app,
+  { service },
+) => {
   app.post(
     '/contract-calls/read-only/:contractAddress/:contractName/:functionName',
     {
