@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { ReadThroughCache } from './cache/read-through.js';
-import { hotEntries } from './cache/store-health.js';
 import type { CacheStore } from './cache/store.js';
+import { hotEntries } from './cache/store-health.js';
 import { createStore } from './cache/stores.js';
 import { type Config, NETWORKS, type Network } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -19,8 +19,9 @@ import { adminRoutes } from './http/routes/admin.js';
 import { decodeRoute } from './http/routes/decode.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
-import { Metrics, instrumentBudget } from './observability/metrics.js';
+import { instrumentBudget, Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
+import { createRedisScaleOut } from './redis-scale-out.js';
 import { AbiRegistry } from './service/abi-registry.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import type { NodeApi } from './service/node-api.js';
@@ -57,14 +58,22 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     // properties, and the codec never assigns through them.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false },
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   const log = app.log;
 
   // Metrics read the store and budgets lazily, so they can be created first.
   let store: CacheStore | undefined = deps.store;
-  const rawBudgets: Record<Network, Budget> = deps.budgets ?? createTokenBuckets(NETWORKS, config);
-  const metrics = new Metrics({ budgets: rawBudgets, hotEntries: () => (store === undefined ? 0 : hotEntries(store)) });
+  // CACHE_STORE=redis: one upstream budget and coalescing across every instance on that Redis.
+  const scaleOut = config.cacheStore === 'redis' ? await createRedisScaleOut(config, log) : undefined;
+  const rawBudgets: Record<Network, Budget> =
+    deps.budgets ?? scaleOut?.budgets ?? createTokenBuckets(NETWORKS, config);
+  const metrics = new Metrics({
+    budgets: rawBudgets,
+    hotEntries: () => (store === undefined ? 0 : hotEntries(store)),
+  });
   const onStoreError = (err: unknown, op: string): void => {
     metrics.storeError(op);
     log.warn({ err, op }, 'cache store operation failed');
@@ -73,6 +82,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const cache = new ReadThroughCache(store, {
     onStoreError,
     onOutcome: (outcome, key) => metrics.cache(key.startsWith('abi:') ? 'abi' : 'read-only', outcome),
+    coalescer: scaleOut?.coalescer,
   });
 
   const upstreamHealth = new UpstreamHealth();
@@ -105,7 +115,12 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     const ms = reply.elapsedTime;
     metrics.request(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, ms / 1000);
     request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(ms * 100) / 100 },
+      {
+        method: request.method,
+        url: request.url,
+        statusCode: reply.statusCode,
+        ms: Math.round(ms * 100) / 100,
+      },
       'request',
     );
     done();
@@ -115,9 +130,18 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
-  await app.register(opsRoutes, { store, metrics, upstream: upstreamHealth, isDraining: () => draining, startedAt });
+  await app.register(opsRoutes, {
+    store,
+    metrics,
+    upstream: upstreamHealth,
+    isDraining: () => draining,
+    startedAt,
+  });
   if (config.adminToken !== undefined) {
-    await app.register(adminRoutes, { token: config.adminToken, admin: new CacheAdmin(cache, abis, readOnly) });
+    await app.register(adminRoutes, {
+      token: config.adminToken,
+      admin: new CacheAdmin(cache, abis, readOnly),
+    });
   }
 
   const ownedStore = store;
@@ -128,6 +152,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       await app.close();
       await node.close?.();
       for (const b of Object.values(rawBudgets)) b.close();
+      await scaleOut?.close();
       await ownedStore.close();
     })();
     return closing;

@@ -4,6 +4,7 @@
  * CacheStore; a store failure degrades to a miss (on read) or to not storing (on write) and
  * is reported, never thrown: a request that can still be answered is answered.
  */
+import type { CrossInstanceCoalescer } from './coalescer.js';
 import type { CacheStore, StoredEntry } from './store.js';
 
 export type CacheOutcome = 'hit' | 'miss' | 'coalesced' | 'bypass';
@@ -24,8 +25,14 @@ export interface CacheResult {
   readonly entry?: StoredEntry;
 }
 
+/** A leader's value; remote when another instance loaded it (cross-instance coalescing). */
+interface Loaded {
+  readonly value: string;
+  readonly remote: boolean;
+}
+
 interface InFlight {
-  readonly promise: Promise<string>;
+  readonly promise: Promise<Loaded>;
   /** Whether the leader will store the value; joiners that want it stored do it otherwise. */
   readonly leaderStores: boolean;
 }
@@ -39,13 +46,20 @@ export class ReadThroughCache {
 
   private readonly onStoreError: StoreErrorHook;
   private readonly onOutcome: OutcomeHook;
+  /** Coalescing across instances sharing the store (CACHE_STORE=redis); absent: in-process only. */
+  private readonly coalescer: CrossInstanceCoalescer | undefined;
 
   constructor(
     readonly store: CacheStore,
-    hooks: { onStoreError?: StoreErrorHook; onOutcome?: OutcomeHook } = {},
+    hooks: {
+      onStoreError?: StoreErrorHook;
+      onOutcome?: OutcomeHook;
+      coalescer?: CrossInstanceCoalescer | undefined;
+    } = {},
   ) {
     this.onStoreError = hooks.onStoreError ?? (() => {});
     this.onOutcome = hooks.onOutcome ?? (() => {});
+    this.coalescer = hooks.coalescer;
   }
 
   /** Read an entry, a store failure counting as a miss. */
@@ -81,16 +95,16 @@ export class ReadThroughCache {
     const wantsStore = policy.skip !== true;
     const joined = this.#inflight.get(key);
     if (joined !== undefined) {
-      const value = await joined.promise;
+      const { value } = await joined.promise;
       if (wantsStore && !joined.leaderStores) await this.put(key, value, policy.ttlMs);
       this.onOutcome('coalesced', key);
       return { value, outcome: 'coalesced' };
     }
-    const promise = this.#lead(key, load, wantsStore, policy.ttlMs);
+    const promise = this.#lead(key, load, wantsStore, policy);
     this.#inflight.set(key, { promise, leaderStores: wantsStore });
     try {
-      const value = await promise;
-      const outcome = policy.bust === true ? 'bypass' : 'miss';
+      const { value, remote } = await promise;
+      const outcome = remote ? 'coalesced' : policy.bust === true ? 'bypass' : 'miss';
       this.onOutcome(outcome, key);
       return { value, outcome };
     } finally {
@@ -98,10 +112,30 @@ export class ReadThroughCache {
     }
   }
 
-  async #lead(key: string, load: () => Promise<string>, store: boolean, ttlMs: number | undefined): Promise<string> {
-    const value = await load();
-    if (store) await this.put(key, value, ttlMs);
-    return value;
+  async #lead(
+    key: string,
+    load: () => Promise<string>,
+    store: boolean,
+    policy: CachePolicy,
+  ): Promise<Loaded> {
+    if (this.coalescer === undefined) {
+      const value = await load();
+      if (store) await this.put(key, value, policy.ttlMs);
+      return { value, remote: false };
+    }
+    const shared = await this.coalescer.run(key, {
+      load: async () => {
+        const value = await load();
+        if (store) await this.put(key, value, policy.ttlMs);
+        return value;
+      },
+      read: () => this.peek(key),
+      stores: store,
+      fresh: policy.bust === true,
+    });
+    // Another instance's value that it did not store (its request had skipCache): store it here.
+    if (!shared.loadedHere && store && !shared.stored) await this.put(key, shared.value, policy.ttlMs);
+    return { value: shared.value, remote: !shared.loadedHere };
   }
 
   /** Identical loads under way (for metrics and tests). */

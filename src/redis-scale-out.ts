@@ -1,0 +1,141 @@
+/**
+ * What several instances share besides the cache when CACHE_STORE=redis: one upstream budget
+ * (RedisBudget per network) and coalescing of identical misses across instances
+ * (RedisCoalescer). Built once per gateway by createGateway.
+ *
+ * It has its own Redis connection (plus the coalescer's subscriber), apart from the cache
+ * store's: the budget is needed before the store exists, and a slow cache command never
+ * queues in front of a budget decision. The connection's transitions are logged once each
+ * ("redis unavailable ..." / "redis connection ready"), and so are the budgets' switches to
+ * and from their local fallback; status() summarises them for /ready.
+ */
+import type { CrossInstanceCoalescer } from './cache/coalescer.js';
+import { RedisCoalescer } from './cache/redis-coalescer.js';
+import { RedisStore } from './cache/redis-store.js';
+import { type Config, NETWORKS, type Network } from './config.js';
+import { type BudgetMode, createRedisBudgets, type RedisBudget } from './upstream/redis-budget.js';
+
+/** The pino methods used (a Fastify/pino logger fits). */
+export interface ScaleOutLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface RedisScaleOutStatus {
+  /** The shared connection is up. */
+  readonly redis: 'ready' | 'down';
+  /** Coalescing outcomes arrive by pub/sub (else waiters poll). */
+  readonly pubsub: boolean;
+  /** Where each network's tokens come from now. */
+  readonly budget: Readonly<Record<Network, BudgetMode>>;
+}
+
+export interface RedisScaleOut {
+  readonly budgets: Readonly<Record<Network, RedisBudget>>;
+  readonly coalescer: CrossInstanceCoalescer;
+  /** The shared connection is up (budgets global, coalescing across instances). */
+  isReady(): boolean;
+  status(): RedisScaleOutStatus;
+  /** Close budgets, coalescer and connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+type ScaleOutConfig = Pick<
+  Config,
+  | 'redisUrl'
+  | 'upstreamRateLimitPerMinute'
+  | 'upstreamQueueTimeoutMs'
+  | 'upstreamTimeoutMs'
+  | 'upstreamRetries'
+>;
+
+export interface RedisScaleOutOptions {
+  /** Key prefix, as the cache store's. Default "cc:". */
+  readonly keyPrefix?: string;
+  /** Lock lifetime of the coalescer (how soon a dead holder is replaced). Default 3000. */
+  readonly lockTtlMs?: number;
+}
+
+/**
+ * Connect (an unreachable Redis does not stop start-up: budgets fall back to local buckets
+ * and coalescing to in-process until it is back) and build budgets and coalescer.
+ */
+export async function createRedisScaleOut(
+  config: ScaleOutConfig,
+  log: ScaleOutLogger,
+  options: RedisScaleOutOptions = {},
+): Promise<RedisScaleOut> {
+  if (config.redisUrl === undefined) throw new Error('CACHE_STORE=redis needs REDIS_URL');
+  const keyPrefix = options.keyPrefix ?? 'cc:';
+  // A RedisStore is used only as a well-behaved connection here (fail fast while down,
+  // reconnect forever with capped backoff, status transitions); no entry is written through it.
+  const connection = new RedisStore({
+    url: config.redisUrl,
+    keyPrefix,
+    onStatus: (status, err) => {
+      if (status === 'down') {
+        log.error(
+          { err },
+          'redis unavailable: hot-tier hits are still served, misses go upstream under the local budget; reconnecting',
+        );
+      } else {
+        log.info({}, 'redis connection ready');
+      }
+    },
+  });
+  try {
+    await connection.connect();
+  } catch {
+    // Reported by onStatus; the client keeps reconnecting.
+  }
+  const client = connection.redis;
+
+  const budgets = createRedisBudgets(NETWORKS, config, client, {
+    keyPrefix,
+    onModeChange: (network, mode, err) => {
+      if (mode === 'local') {
+        log.warn(
+          { err, network },
+          'upstream budget: redis unreachable, using this instance’s local token bucket',
+        );
+      } else {
+        log.info({ network }, 'upstream budget: shared through redis again');
+      }
+    },
+  });
+
+  // A live holder renews its lock however long its load takes; a waiter gives up on it only
+  // after the longest an upstream call can take (budget wait, then every attempt timing out).
+  const maxWaitMs =
+    config.upstreamQueueTimeoutMs + (config.upstreamRetries + 1) * config.upstreamTimeoutMs + 5_000;
+  const coalescer = new RedisCoalescer({
+    client,
+    keyPrefix,
+    maxWaitMs,
+    ...(options.lockTtlMs === undefined ? {} : { lockTtlMs: options.lockTtlMs }),
+    onWait: (key) => log.debug({ key }, 'coalescing: waiting for another instance’s load'),
+    onError: (err, op) => log.debug({ err, op }, 'coalescing: redis operation failed'),
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    budgets,
+    coalescer,
+    isReady: () => connection.isReady(),
+    status: () => ({
+      redis: connection.isReady() ? 'ready' : 'down',
+      pubsub: coalescer.subscribed,
+      budget: Object.fromEntries(NETWORKS.map((n) => [n, budgets[n].mode])) as Record<Network, BudgetMode>,
+    }),
+    close: () => {
+      closing ??= (async () => {
+        for (const b of Object.values(budgets)) b.close();
+        await coalescer.close();
+        await connection.close();
+      })();
+      return closing;
+    },
+  };
+}
