@@ -10,6 +10,7 @@ import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { hotEntries } from './cache/store-health.js';
 import { createStore } from './cache/stores.js';
+import { TieredStore } from './cache/tiered-store.js';
 import { type Config, NETWORKS, type Network } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -78,7 +79,14 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     metrics.storeError(op);
     log.warn({ err, op }, 'cache store operation failed');
   };
-  store ??= await createStore(config, { onError: onStoreError });
+  if (store === undefined) {
+    const created = await createStore(config, {
+      onError: onStoreError,
+      ...(scaleOut === undefined ? {} : { onSharedChange: (key: string) => scaleOut.hotTier.announce(key) }),
+    });
+    if (scaleOut !== undefined && created instanceof TieredStore) scaleOut.hotTier.bind(created);
+    store = created;
+  }
   const cache = new ReadThroughCache(store, {
     onStoreError,
     onOutcome: (outcome, key) => metrics.cache(key.startsWith('abi:') ? 'abi' : 'read-only', outcome),

@@ -10,6 +10,7 @@
  * and from their local fallback; status() summarises them for /ready.
  */
 import type { CrossInstanceCoalescer } from './cache/coalescer.js';
+import { HotTierSync } from './cache/hot-tier-sync.js';
 import { RedisCoalescer } from './cache/redis-coalescer.js';
 import { RedisStore } from './cache/redis-store.js';
 import { type Config, NETWORKS, type Network } from './config.js';
@@ -35,6 +36,8 @@ export interface RedisScaleOutStatus {
 export interface RedisScaleOut {
   readonly budgets: Readonly<Record<Network, RedisBudget>>;
   readonly coalescer: CrossInstanceCoalescer;
+  /** Evicts other instances' hot copies of changed entries. */
+  readonly hotTier: HotTierSync;
   /** The shared connection is up (budgets global, coalescing across instances). */
   isReady(): boolean;
   status(): RedisScaleOutStatus;
@@ -119,10 +122,17 @@ export async function createRedisScaleOut(
     onError: (err, op) => log.debug({ err, op }, 'coalescing: redis operation failed'),
   });
 
+  const hotTier = new HotTierSync({
+    client,
+    keyPrefix,
+    onError: (err) => log.debug({ err }, 'hot-tier sync: redis operation failed'),
+  });
+
   let closing: Promise<void> | undefined;
   return {
     budgets,
     coalescer,
+    hotTier,
     isReady: () => connection.isReady(),
     status: () => ({
       redis: connection.isReady() ? 'ready' : 'down',
@@ -133,6 +143,7 @@ export async function createRedisScaleOut(
       closing ??= (async () => {
         for (const b of Object.values(budgets)) b.close();
         await coalescer.close();
+        await hotTier.close();
         await connection.close();
       })();
       return closing;

@@ -28,6 +28,8 @@ export interface StoreHooks {
   onError(err: unknown, op: StoreOp): void;
   /** Redis connection transitions (CACHE_STORE=redis only). */
   onRedisStatus?(status: RedisStatus, err?: unknown): void;
+  /** A shared (Redis) entry was written or removed (CACHE_STORE=redis only): see hot-tier-sync.ts. */
+  onSharedChange?(key: string): void;
 }
 
 export type AppStore = TieredStore | MemoryStore;
@@ -61,7 +63,10 @@ export async function createStore(config: StoreConfig, hooks: StoreHooks): Promi
       } catch (err) {
         onError(err, 'connect');
       }
-      return new TieredStore(hot, redis, { onError });
+      return new TieredStore(hot, redis, {
+        onError,
+        ...(hooks.onSharedChange === undefined ? {} : { onChange: hooks.onSharedChange.bind(hooks) }),
+      });
     }
   }
 }

@@ -22,6 +22,11 @@ export interface TieredStoreOptions {
   readonly onError?: (err: unknown, op: TieredOp) => void;
   /** Clock in epoch ms; give the cold store the same one. */
   readonly now?: () => number;
+  /**
+   * Told of every key written to or removed from the cold store, so that other instances
+   * sharing it can evict their hot copies (see hot-tier-sync.ts).
+   */
+  readonly onChange?: (key: string) => void;
 }
 
 export interface HotTierOptions {
@@ -41,6 +46,7 @@ export class TieredStore implements CacheStore {
   readonly #hot: EntryLru;
   readonly #now: () => number;
   readonly #onError: (err: unknown, op: TieredOp) => void;
+  readonly #onChange: (key: string) => void;
   readonly #reads = new Map<string, Set<ColdRead>>();
   #closed = false;
 
@@ -52,6 +58,7 @@ export class TieredStore implements CacheStore {
     this.#now = options.now ?? Date.now;
     this.#hot = new EntryLru({ ...hot, now: this.#now });
     this.#onError = options.onError ?? (() => {});
+    this.#onChange = options.onChange ?? (() => {});
   }
 
   async get(key: string): Promise<StoredEntry | undefined> {
@@ -86,6 +93,7 @@ export class TieredStore implements CacheStore {
     this.#hot.put(key, { value, storedAt: now, expiresAt: expiryFor(ttlMs, now) });
     try {
       await this.cold.set(key, value, ttlMs);
+      this.#onChange(key);
     } catch (err) {
       this.#onError(err, 'set');
     }
@@ -95,7 +103,19 @@ export class TieredStore implements CacheStore {
     this.#invalidateReads(key);
     const inHot = this.#hot.delete(key);
     const inCold = await this.cold.delete(key);
+    this.#onChange(key);
     return inHot || inCold;
+  }
+
+  /** Drop the hot copy of key (another instance changed it in the shared cold store). */
+  evictHot(key: string): void {
+    this.#invalidateReads(key);
+    this.#hot.delete(key);
+  }
+
+  /** Keys of live hot entries under prefix: what can still be listed while the cold store is down. */
+  listHot(prefix: string): string[] {
+    return this.#hot.keys(prefix);
   }
 
   async list(prefix: string): Promise<string[]> {

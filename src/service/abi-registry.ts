@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
 import type { StoredEntry } from '../cache/store.js';
+import { TieredStore } from '../cache/tiered-store.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
@@ -55,14 +56,20 @@ export class AbiRegistry {
     try {
       keys = await this.cache.store.list(ABI_PREFIX);
     } catch (err) {
-      throw new GatewayError(
-        'SERVICE_UNAVAILABLE',
-        'the cache store could not list known contracts',
-        undefined,
-        {
-          cause: err,
-        },
-      );
+      // The persistent store is down (e.g. Redis): answer from what the hot tier still holds
+      // rather than fail; a plain store has nothing else to offer.
+      const store = this.cache.store;
+      if (!(store instanceof TieredStore)) {
+        throw new GatewayError(
+          'SERVICE_UNAVAILABLE',
+          'the cache store could not list known contracts',
+          undefined,
+          {
+            cause: err,
+          },
+        );
+      }
+      keys = store.listHot(ABI_PREFIX);
     }
     const seen = new Set<string>();
     const out: KnownContract[] = [];

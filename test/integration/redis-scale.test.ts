@@ -157,6 +157,39 @@ describe.skipIf(redis === undefined)('two gateway processes sharing one Redis', 
     );
   });
 
+  it('keeps hot tiers coherent: a bustCache or an admin invalidation on one instance reaches the other', async () => {
+    const token = 'scale-admin-token';
+    const [a, b] = await pair(redis!.url, { ADMIN_TOKEN: token });
+    const who = newWho();
+    let balance = 1n;
+    node.setReadOnly(TESTNET_ADDR, 'demo', 'get-balance', () => ({
+      okay: true,
+      result: hex(Cl.ok(Cl.uint(balance))),
+    }));
+    try {
+      expect((await call(a, who)).body.data).toBe('1');
+      expect((await call(b, who)).body.data).toBe('1'); // now in b's hot tier too
+      balance = 2n;
+      expect((await call(a, who, { bustCache: true })).body.data).toBe('2');
+      // b drops its hot copy when a's write is announced, and reads the fresh value from Redis.
+      await expect.poll(async () => (await call(b, who)).body.data, { timeout: 5_000 }).toBe('2');
+
+      balance = 3n;
+      const deleted = await request(
+        `${a.url}/admin/cache/contracts/${TESTNET_ADDR}/demo/functions/get-balance`,
+        {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${token}` },
+        },
+      );
+      expect(deleted.body.data.deleted).toBeGreaterThanOrEqual(1);
+      await expect.poll(async () => (await call(b, who)).body.data, { timeout: 5_000 }).toBe('3');
+      report('coherence: bustCache on A and an invalidation on A were seen by B');
+    } finally {
+      node.setReadOnly(TESTNET_ADDR, 'demo', 'get-balance', { okay: true, result: BALANCE });
+    }
+  });
+
   it('a concurrent cold burst spread over both instances makes one upstream call', async () => {
     const [a, b] = await pair(redis!.url, { LOG_LEVEL: 'debug' });
     const who = newWho();

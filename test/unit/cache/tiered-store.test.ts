@@ -182,4 +182,32 @@ describe('TieredStore', () => {
     await store.close();
     expect(cold.close).toHaveBeenCalledTimes(1);
   });
+
+  it('announces cold writes and removals, and evicts a hot copy on request so the next read is cold', async () => {
+    const clock = testClock();
+    const { cold, inner } = spiedCold(clock.now);
+    const changed: string[] = [];
+    const store = new TieredStore({ maxEntries: 10 }, cold, {
+      now: clock.now,
+      onChange: (k) => changed.push(k),
+    });
+    await store.set('ro:k', 'v1');
+    await store.delete('ro:gone');
+    expect(changed).toEqual(['ro:k', 'ro:gone']);
+
+    // Another instance rewrote the shared entry: the hot copy is stale until evicted.
+    await inner.set('ro:k', 'v2');
+    expect((await store.get('ro:k'))?.value).toBe('v1');
+    store.evictHot('ro:k');
+    expect((await store.get('ro:k'))?.value).toBe('v2');
+    expect(store.listHot('ro:')).toEqual(['ro:k']);
+  });
+
+  it('does not announce a write the cold store refused', async () => {
+    const changed: string[] = [];
+    const store = new TieredStore({ maxEntries: 10 }, brokenCold(), { onChange: (k) => changed.push(k) });
+    await store.set('ro:k', 'v');
+    expect(changed).toEqual([]);
+    expect(store.listHot('ro:')).toEqual(['ro:k']);
+  });
 });
