@@ -14,6 +14,7 @@ import { TieredStore } from './cache/tiered-store.js';
 import { type Config, NETWORKS, type Network } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
+import { installJsonParsing } from './http/raw-body.js';
 import { trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
@@ -55,8 +56,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    // Tuple keys such as `constructor` are plain data here: JSON.parse makes them own
-    // properties, and the codec never assigns through them.
+    // See installJsonParsing: tuple keys such as `constructor` are plain data.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
     ajv: {
@@ -106,8 +106,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const abis = new AbiRegistry(cache, node);
   const readOnly = new ReadOnlyService(cache, abis, node);
 
-  // Any body is parsed as JSON whatever its Content-Type: `curl -d` sends form encoding by default.
-  app.addContentTypeParser('*', { parseAs: 'string' }, app.getDefaultJsonParser('ignore', 'ignore'));
+  installJsonParsing(app);
 
   const routeMethods = trackRoutes(app);
   installErrorHandling(app, routeMethods);
@@ -119,18 +118,21 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     if (draining) reply.header('connection', 'close');
     done(null, payload);
   });
+  const logRequests = ['info', 'debug', 'trace'].includes(config.logLevel);
   app.addHook('onResponse', (request, reply, done) => {
     const ms = reply.elapsedTime;
     metrics.request(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, ms / 1000);
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url,
-        statusCode: reply.statusCode,
-        ms: Math.round(ms * 100) / 100,
-      },
-      'request',
-    );
+    if (logRequests) {
+      request.log.info(
+        {
+          method: request.method,
+          url: request.url,
+          statusCode: reply.statusCode,
+          ms: Math.round(ms * 100) / 100,
+        },
+        'request',
+      );
+    }
     done();
   });
 

@@ -103,13 +103,38 @@ export class Metrics {
     });
   }
 
+  /**
+   * Label children are looked up once per label combination and kept: resolving labels is
+   * most of what a prom-client update costs, and these two run on every request.
+   */
+  readonly #requestChildren = new Map<string, { inc(): void }>();
+  readonly #durationChildren = new Map<string, { observe(v: number): void }>();
+  readonly #cacheChildren = new Map<string, { inc(): void }>();
+
   request(route: string, method: string, status: number, seconds: number): void {
-    this.#requests.inc({ route, method, status: String(status) });
-    this.#requestDuration.observe({ route }, seconds);
+    const key = `${route} ${method} ${status}`;
+    let counter = this.#requestChildren.get(key);
+    if (counter === undefined) {
+      counter = this.#requests.labels({ route, method, status: String(status) });
+      this.#requestChildren.set(key, counter);
+    }
+    counter.inc();
+    let histogram = this.#durationChildren.get(route);
+    if (histogram === undefined) {
+      histogram = this.#requestDuration.labels({ route });
+      this.#durationChildren.set(route, histogram);
+    }
+    histogram.observe(seconds);
   }
 
   cache(endpoint: CacheEndpoint, outcome: CacheOutcome): void {
-    this.#cache.inc({ endpoint, outcome });
+    const key = `${endpoint} ${outcome}`;
+    let counter = this.#cacheChildren.get(key);
+    if (counter === undefined) {
+      counter = this.#cache.labels({ endpoint, outcome });
+      this.#cacheChildren.set(key, counter);
+    }
+    counter.inc();
   }
 
   upstreamAttempt(event: AttemptEvent): void {

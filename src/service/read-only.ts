@@ -5,6 +5,7 @@
  */
 
 import type { ClarityValue } from '@stacks/transactions';
+import { LRUCache } from 'lru-cache';
 import { hashArguments, readOnlyKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
 import type { StoredEntry } from '../cache/store.js';
@@ -62,6 +63,8 @@ interface PreparedCall {
 }
 
 export class ReadOnlyService {
+  readonly #prepared = new LRUCache<string, PreparedCall>({ max: 10_000 });
+
   constructor(
     private readonly cache: ReadThroughCache,
     private readonly abis: AbiRegistry,
@@ -69,8 +72,8 @@ export class ReadOnlyService {
   ) {}
 
   /** Validate the call and get its raw result: from the cache, or from one coalesced upstream call. */
-  async lookup(req: ReadOnlyRequest): Promise<ReadOnlyLookup> {
-    const call = prepare(req);
+  async lookup(req: ReadOnlyRequest, memoKey?: string): Promise<ReadOnlyLookup> {
+    const call = this.#prepare(req, memoKey);
     const cc = req.cacheControl ?? {};
     const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
     const skip = cc.skipCache === true;
@@ -89,6 +92,21 @@ export class ReadOnlyService {
       strictJsonCompat: req.strictJsonCompat ?? true,
       preserveContainers: req.preserveContainers ?? false,
     });
+  }
+
+  /**
+   * prepare() is pure: the same request always prepares the same way. memoKey identifies the
+   * request exactly (its URL and body text), so a repeat skips argument parsing, serialization
+   * and hashing. Only successes are memoized; a bad request is re-validated every time.
+   */
+  #prepare(req: ReadOnlyRequest, memoKey: string | undefined): PreparedCall {
+    if (memoKey === undefined) return prepare(req);
+    let call = this.#prepared.get(memoKey);
+    if (call === undefined) {
+      call = prepare(req);
+      this.#prepared.set(memoKey, call);
+    }
+    return call;
   }
 
   /** The cache key a request maps to (admin invalidation of one entry). */

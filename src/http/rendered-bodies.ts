@@ -1,0 +1,43 @@
+/**
+ * Rendered answers of cache hits, memoized per stored entry and per rendering options. A hit
+ * from the hot tier returns the same entry object every time, so its decoded, rendered and
+ * serialized envelope is computed once; the memo lives exactly as long as the entry does
+ * (a WeakMap), so eviction and invalidation need no bookkeeping here.
+ */
+import type { StoredEntry } from '../cache/store.js';
+import { isGatewayError } from '../errors.js';
+
+/** The envelope text of a success, or the error (CONTRACT_ERROR) rendering raised. */
+type Rendered = { readonly body: string } | { readonly error: unknown };
+
+export class RenderedBodies {
+  readonly #byEntry = new WeakMap<StoredEntry, Map<number, Rendered>>();
+
+  /**
+   * The success envelope for entry under option bits `variant`, rendering it with `render`
+   * the first time. A deterministic rendering error (CONTRACT_ERROR) is memoized and rethrown.
+   */
+  body(entry: StoredEntry, variant: number, render: () => unknown): string {
+    let variants = this.#byEntry.get(entry);
+    if (variants === undefined) {
+      variants = new Map();
+      this.#byEntry.set(entry, variants);
+    }
+    let rendered = variants.get(variant);
+    if (rendered === undefined) {
+      try {
+        rendered = { body: successBody(render()) };
+      } catch (error) {
+        if (!isGatewayError(error)) throw error;
+        rendered = { error };
+      }
+      variants.set(variant, rendered);
+    }
+    if ('error' in rendered) throw rendered.error;
+    return rendered.body;
+  }
+}
+
+export function successBody(data: unknown): string {
+  return `{"success":true,"data":${JSON.stringify(data)}}`;
+}
