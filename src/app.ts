@@ -23,7 +23,6 @@ import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { instrumentBudget, Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
-import { createRedisScaleOut } from './redis-scale-out.js';
 import { AbiRegistry } from './service/abi-registry.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import type { NodeApi } from './service/node-api.js';
@@ -68,7 +67,11 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   // Metrics read the store and budgets lazily, so they can be created first.
   let store: CacheStore | undefined = deps.store;
   // CACHE_STORE=redis: one upstream budget and coalescing across every instance on that Redis.
-  const scaleOut = config.cacheStore === 'redis' ? await createRedisScaleOut(config, log) : undefined;
+  // Loaded only then: ioredis costs start-up time the other stores do not need to pay.
+  const scaleOut =
+    config.cacheStore === 'redis'
+      ? await (await import('./redis-scale-out.js')).createRedisScaleOut(config, log)
+      : undefined;
   const rawBudgets: Record<Network, Budget> =
     deps.budgets ?? scaleOut?.budgets ?? createTokenBuckets(NETWORKS, config);
   const metrics = new Metrics({

@@ -3,7 +3,6 @@
  * is probed through its cold tier, since its own reads fall back to the hot tier and would
  * always look healthy.
  */
-import { RedisStore } from './redis-store.js';
 import type { CacheStore } from './store.js';
 import { TieredStore } from './tiered-store.js';
 
@@ -17,8 +16,11 @@ const PROBE_KEY = 'health:probe';
 
 export async function probeStore(store: CacheStore, timeoutMs = 1000): Promise<StoreHealth> {
   const target = store instanceof TieredStore ? store.cold : store;
-  if (target instanceof RedisStore && !target.isReady())
-    return { ok: false, kind: target.kind, error: 'redis is not connected' };
+  // A networked store (Redis) knows whether it is connected: no need to wait for a timeout.
+  const connected = (target as Partial<{ isReady(): boolean }>).isReady;
+  if (typeof connected === 'function' && !connected.call(target)) {
+    return { ok: false, kind: target.kind, error: `${target.kind} is not connected` };
+  }
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

@@ -12,7 +12,8 @@
  */
 import type { Config } from '../config.js';
 import { MemoryStore } from './memory-store.js';
-import { type RedisStatus, RedisStore } from './redis-store.js';
+// ioredis is loaded only for CACHE_STORE=redis (start-up time of the other modes).
+import type { RedisStatus } from './redis-store.js';
 import { SqliteStore } from './sqlite-store.js';
 import { TieredStore } from './tiered-store.js';
 
@@ -54,6 +55,7 @@ export async function createStore(config: StoreConfig, hooks: StoreHooks): Promi
       return new TieredStore(hot, SqliteStore.open(config.dataDir), { onError });
     case 'redis': {
       if (config.redisUrl === undefined) throw new Error('CACHE_STORE=redis needs REDIS_URL');
+      const { RedisStore } = await import('./redis-store.js');
       const redis = new RedisStore({
         url: config.redisUrl,
         ...(hooks.onRedisStatus === undefined ? {} : { onStatus: hooks.onRedisStatus.bind(hooks) }),
