@@ -25,10 +25,14 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Start the service and resolve once it logs that it listens (or reject if it exits first). */
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+/**
+ * Start the service and resolve once it logs that it listens (or reject if it exits first).
+ * `entry` runs another build of it, such as the production bundle, instead of the sources.
+ */
+export async function startService(env: Record<string, string>, entry?: string): Promise<ServiceProcess> {
   const port = env.PORT ?? String(await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const args = entry === undefined ? ['--import', 'tsx', 'src/main.ts'] : [entry];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
