@@ -63,7 +63,12 @@ interface PreparedCall {
 }
 
 export class ReadOnlyService {
-  readonly #prepared = new LRUCache<string, PreparedCall>({ max: 10_000 });
+  /** Prepared calls by request text; bounded in count and (roughly) in bytes. */
+  readonly #prepared = new LRUCache<string, PreparedCall>({
+    max: 10_000,
+    maxSize: 16 * 1024 * 1024,
+    sizeCalculation: (call, memoKey) => memoKey.length * 2 + call.key.length * 2 + 512,
+  });
 
   constructor(
     private readonly cache: ReadThroughCache,
