@@ -13,6 +13,7 @@ import { createStore } from './cache/stores.js';
 import { TieredStore } from './cache/tiered-store.js';
 import { type Config, NETWORKS, type Network } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { lazyChildLogger } from './http/lazy-logger.js';
 import { registerOpenApi } from './http/openapi.js';
 import { installJsonParsing } from './http/raw-body.js';
 import { trackRoutes } from './http/route-table.js';
@@ -54,6 +55,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => randomUUID(),
+    childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger, bindings, options),
     requestIdHeader: false,
     // See installJsonParsing: tuple keys such as `constructor` are plain data.
     onProtoPoisoning: 'ignore',

@@ -5,7 +5,7 @@
  *   abi:{network}:{address}.{contract}
  *   ro:{network}:{address}.{contract}:{function}:{sender}:{sha256 of the arguments}
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Network } from '../config.js';
 
 export const ABI_PREFIX = 'abi:';
@@ -30,7 +30,8 @@ export function parseAbiKey(
  * value hash alike; the separator cannot occur inside hex.
  */
 export function hashArguments(argsHex: readonly string[]): string {
-  return createHash('sha256').update(argsHex.join(',')).digest('hex');
+  // crypto.hash: the one-shot form, several times cheaper than createHash for short inputs.
+  return hash('sha256', argsHex.join(','), 'hex');
 }
 
 export function readOnlyPrefix(

@@ -7,6 +7,7 @@ import type { CacheOutcome } from '../cache/read-through.js';
 import type { Network } from '../config.js';
 import type { AttemptEvent } from '../upstream/stacks-client.js';
 import type { Budget } from '../upstream/token-bucket.js';
+import { TallyHistogram } from './tally-histogram.js';
 
 export type CacheEndpoint = 'read-only' | 'abi';
 
@@ -18,8 +19,8 @@ export interface MetricSources {
 export class Metrics {
   readonly registry = new Registry();
   readonly #requests: Counter<'route' | 'method' | 'status'>;
-  readonly #requestDuration: Histogram<'route'>;
   readonly #cache: Counter<'endpoint' | 'outcome'>;
+  readonly #requestDuration: TallyHistogram;
   readonly #upstreamAttempts: Counter<'network' | 'kind' | 'outcome'>;
   readonly #upstreamLatency: Histogram<'network' | 'kind'>;
   readonly #budgetWait: Histogram<'network' | 'result'>;
@@ -28,24 +29,32 @@ export class Metrics {
   constructor(sources: MetricSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'clarity_cache_' });
+    const requestTallies = this.#requestTallies;
     this.#requests = new Counter({
       name: 'clarity_cache_http_requests_total',
       help: 'HTTP requests answered, by route pattern, method and status code',
       labelNames: ['route', 'method', 'status'],
       registers,
+      collect() {
+        publish(this, requestTallies);
+      },
     });
-    this.#requestDuration = new Histogram({
-      name: 'clarity_cache_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request, by route pattern',
-      labelNames: ['route'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
+    this.#requestDuration = new TallyHistogram(
+      'clarity_cache_http_request_duration_seconds',
+      'Time to answer an HTTP request, by route pattern',
+      'route',
+      [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10],
+      this.registry,
+    );
+    const cacheTallies = this.#cacheTallies;
     this.#cache = new Counter({
       name: 'clarity_cache_cache_requests_total',
       help: 'Cache lookups by endpoint and outcome (hit, miss, bypass, coalesced)',
       labelNames: ['endpoint', 'outcome'],
       registers,
+      collect() {
+        publish(this, cacheTallies);
+      },
     });
     this.#upstreamAttempts = new Counter({
       name: 'clarity_cache_upstream_attempts_total',
@@ -104,37 +113,27 @@ export class Metrics {
   }
 
   /**
-   * Label children are looked up once per label combination and kept: resolving labels is
-   * most of what a prom-client update costs, and these two run on every request.
+   * The two per-request counters are tallied in plain maps and handed to prom-client only
+   * when scraped: resolving labels is most of what a prom-client update costs, and these run
+   * on every request, cache hits included.
    */
-  readonly #requestChildren = new Map<string, { inc(): void }>();
-  readonly #durationChildren = new Map<string, { observe(v: number): void }>();
-  readonly #cacheChildren = new Map<string, { inc(): void }>();
+  readonly #requestTallies = new Map<string, Tally<'route' | 'method' | 'status'>>();
+  readonly #cacheTallies = new Map<string, Tally<'endpoint' | 'outcome'>>();
 
   request(route: string, method: string, status: number, seconds: number): void {
+    this.#requestDuration.observe(route, seconds);
     const key = `${route} ${method} ${status}`;
-    let counter = this.#requestChildren.get(key);
-    if (counter === undefined) {
-      counter = this.#requests.labels({ route, method, status: String(status) });
-      this.#requestChildren.set(key, counter);
-    }
-    counter.inc();
-    let histogram = this.#durationChildren.get(route);
-    if (histogram === undefined) {
-      histogram = this.#requestDuration.labels({ route });
-      this.#durationChildren.set(route, histogram);
-    }
-    histogram.observe(seconds);
+    const tally = this.#requestTallies.get(key);
+    if (tally === undefined)
+      this.#requestTallies.set(key, { labels: { route, method, status: String(status) }, n: 1 });
+    else tally.n++;
   }
 
   cache(endpoint: CacheEndpoint, outcome: CacheOutcome): void {
     const key = `${endpoint} ${outcome}`;
-    let counter = this.#cacheChildren.get(key);
-    if (counter === undefined) {
-      counter = this.#cache.labels({ endpoint, outcome });
-      this.#cacheChildren.set(key, counter);
-    }
-    counter.inc();
+    const tally = this.#cacheTallies.get(key);
+    if (tally === undefined) this.#cacheTallies.set(key, { labels: { endpoint, outcome }, n: 1 });
+    else tally.n++;
   }
 
   upstreamAttempt(event: AttemptEvent): void {
@@ -168,4 +167,15 @@ export function instrumentBudget(network: Network, budget: Budget, metrics: Metr
     queued: () => budget.queued(),
     close: () => budget.close(),
   };
+}
+
+interface Tally<L extends string> {
+  readonly labels: Record<L, string>;
+  n: number;
+}
+
+/** Set a counter to the running totals of its tallies (counters only go up, so reset + inc). */
+function publish<L extends string>(counter: Counter<L>, tallies: Map<string, Tally<L>>): void {
+  counter.reset();
+  for (const { labels, n } of tallies.values()) counter.inc(labels as never, n);
 }

@@ -111,6 +111,14 @@ describe('metrics', () => {
     expect(
       delta('clarity_cache_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }),
     ).toBe(1);
+    const count = (m: typeof after) =>
+      metricValue(m, 'clarity_cache_http_request_duration_seconds_count', { route: roRoute });
+    expect(count(after) - count(before)).toBe(4);
+    for (const le of ['+Inf', '10']) {
+      expect(
+        metricValue(after, 'clarity_cache_http_request_duration_seconds_bucket', { route: roRoute, le }),
+      ).toBe(count(after));
+    }
     expect(
       delta('clarity_cache_budget_wait_seconds_count', { network: 'mainnet', result: 'granted' }),
     ).toBeGreaterThanOrEqual(2);
