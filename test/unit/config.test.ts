@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults and a frozen object', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      upstreamUrls: { mainnet: 'https://api.hiro.so', testnet: 'https://api.testnet.hiro.so' },
+      stacksApiKey: undefined,
+      cacheStore: 'sqlite',
+      upstreamTimeoutMs: 5000,
+      upstreamRetries: 3,
+      upstreamRetryBaseMs: 500,
+      upstreamRateLimitPerMinute: 20,
+      upstreamQueueTimeoutMs: 10000,
+      bodyLimitBytes: 1024 * 1024,
+      logLevel: 'info',
+      adminToken: undefined,
+    });
+    expect(c.dataDir.endsWith('/data')).toBe(true);
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.upstreamUrls)).toBe(true);
+  });
+
+  it('reads every variable, trimming trailing slashes from upstream URLs', () => {
+    const c = loadConfig({
+      PORT: '8080',
+      STACKS_API_URL_MAINNET: 'http://localhost:20443/',
+      STACKS_API_KEY: 'k',
+      CACHE_STORE: 'Memory',
+      UPSTREAM_RETRIES: '0',
+      UPSTREAM_QUEUE_TIMEOUT_MS: '0',
+      LOG_LEVEL: 'warn',
+      ADMIN_TOKEN: 'secret',
+    });
+    expect(c).toMatchObject({
+      port: 8080,
+      upstreamUrls: { mainnet: 'http://localhost:20443' },
+      stacksApiKey: 'k',
+      cacheStore: 'memory',
+      upstreamRetries: 0,
+      upstreamQueueTimeoutMs: 0,
+      logLevel: 'warn',
+      adminToken: 'secret',
+    });
+  });
+
+  it.each([
+    ['PORT', '-1'],
+    ['PORT', 'abc'],
+    ['UPSTREAM_TIMEOUT_MS', '0'],
+    ['UPSTREAM_TIMEOUT_MS', '1.5'],
+    ['UPSTREAM_RETRIES', '11'],
+    ['UPSTREAM_RATE_LIMIT_PER_MINUTE', '0'],
+    ['CACHE_STORE', 'postgres'],
+    ['LOG_LEVEL', 'loud'],
+    ['STACKS_API_URL_TESTNET', 'not a url'],
+    ['STACKS_API_URL_TESTNET', 'ftp://x'],
+  ])('refuses %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('needs a redis:// REDIS_URL for CACHE_STORE=redis', () => {
+    expect(() => loadConfig({ CACHE_STORE: 'redis' })).toThrow('REDIS_URL');
+    expect(() => loadConfig({ CACHE_STORE: 'redis', REDIS_URL: 'http://x' })).toThrow('REDIS_URL');
+    expect(loadConfig({ CACHE_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl).toBe(
+      'redis://127.0.0.1:6379',
+    );
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { cacheHeaders } from '../../../src/http/cache-status.js';
+
+const now = 1_000_000;
+
+describe('cacheHeaders (RFC 9211 Cache-Status, Age)', () => {
+  it('describes hits with their age and, when finite, the ttl left', () => {
+    expect(
+      cacheHeaders(
+        {
+          outcome: 'hit',
+          entry: { value: '', storedAt: now - 5_500, expiresAt: null },
+          stored: false,
+          ttlMs: undefined,
+        },
+        now,
+      ),
+    ).toEqual({
+      'cache-status': 'clarity-cache; hit',
+      age: '5',
+    });
+    expect(
+      cacheHeaders(
+        {
+          outcome: 'hit',
+          entry: { value: '', storedAt: now, expiresAt: now + 59_999 },
+          stored: false,
+          ttlMs: undefined,
+        },
+        now,
+      ),
+    ).toEqual({ 'cache-status': 'clarity-cache; hit; ttl=59', age: '0' });
+    expect(
+      cacheHeaders(
+        {
+          outcome: 'hit',
+          entry: { value: '', storedAt: now - 1000, expiresAt: now - 1 },
+          stored: false,
+          ttlMs: undefined,
+        },
+        now,
+      )['cache-status'],
+    ).toBe('clarity-cache; hit; ttl=0');
+  });
+
+  it('describes misses, collapsed misses, bypasses and unstored answers', () => {
+    const h = (outcome: 'miss' | 'coalesced' | 'bypass', stored: boolean, ttlMs?: number) =>
+      cacheHeaders({ outcome, stored, ttlMs }, now)['cache-status'];
+    expect(h('miss', true)).toBe('clarity-cache; fwd=miss; stored');
+    expect(h('miss', true, 30_000)).toBe('clarity-cache; fwd=miss; stored; ttl=30');
+    expect(h('miss', false, 30_000)).toBe('clarity-cache; fwd=miss');
+    expect(h('coalesced', true)).toBe('clarity-cache; fwd=miss; collapsed; stored');
+    expect(h('bypass', true)).toBe('clarity-cache; fwd=request; stored');
+    expect(cacheHeaders({ outcome: 'miss', stored: true, ttlMs: undefined }, now).age).toBe('0');
+  });
+});
