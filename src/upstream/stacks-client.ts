@@ -379,18 +379,15 @@ export class StacksNodeClient {
         attempt,
         ...(status === undefined ? {} : { status }),
       });
-      this.logger?.debug(
-        {
-          network: target.network,
-          method: target.method,
-          path: target.path,
-          attempt,
-          outcome: verdict.outcome,
-          status,
-          durationMs: Math.round(durationMs),
-        },
-        'upstream attempt',
-      );
+      const logFields = {
+        network: target.network,
+        method: target.method,
+        path: target.path,
+        attempt,
+        outcome: verdict.outcome,
+        status,
+      };
+      this.logger?.debug({ ...logFields, durationMs: Math.round(durationMs) }, 'upstream attempt');
 
       if (verdict.type === 'ok') return verdict.value;
       if (verdict.type === 'final') throw verdict.error;
@@ -402,18 +399,7 @@ export class StacksNodeClient {
         retryAfterCapMs: this.config.upstreamRetryAfterCapMs,
         random: this.random,
       });
-      this.logger?.warn(
-        {
-          network: target.network,
-          method: target.method,
-          path: target.path,
-          attempt,
-          outcome: verdict.outcome,
-          status,
-          delayMs,
-        },
-        'upstream attempt failed, retrying',
-      );
+      this.logger?.warn({ ...logFields, delayMs }, 'upstream attempt failed, retrying');
       await this.sleep(delayMs);
     }
   }
