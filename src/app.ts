@@ -113,8 +113,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   installJsonParsing(app);
 
-  const routeMethods = trackRoutes(app);
-  installErrorHandling(app, routeMethods);
+  installErrorHandling(app, trackRoutes(app));
 
   // Draining: answers given while closing end their keep-alive connection, so that
   // server.close() is not held open by clients that would otherwise reuse it.

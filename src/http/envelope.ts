@@ -19,3 +19,8 @@ export function ok<T>(data: T): { success: true; data: T } {
 export function fail(error: ErrorRecord): { success: false; error: ErrorRecord } {
   return { success: false, error };
 }
+
+/** The success envelope around data that is already JSON text (stored ABIs, rendered results). */
+export function okJson(dataJson: string): string {
+  return `{"success":true,"data":${dataJson}}`;
+}

@@ -5,8 +5,9 @@
  * written to the log line of that error.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorCode, GatewayError, isGatewayError, newErrorId } from '../errors.js';
+import { GatewayError, isGatewayError, newErrorId } from '../errors.js';
 import { fail } from './envelope.js';
+import type { RouteMethods } from './route-table.js';
 
 /** Fastify error codes that are the client's fault, and what we answer for them. */
 const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; message: (e: FastifyError) => string }> = {
@@ -77,15 +78,12 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Gat
   return reply.code(err.status).type('application/json; charset=utf-8').send(body);
 }
 
-export function installErrorHandling(
-  app: FastifyInstance,
-  routeMethods: () => Map<RegExp, Set<string>>,
-): void {
+export function installErrorHandling(app: FastifyInstance, routes: Iterable<RouteMethods>): void {
   app.setErrorHandler((error, request, reply) => sendError(request, reply, toGatewayError(error)));
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? request.url;
     const allowed = new Set<string>();
-    for (const [pattern, methods] of routeMethods())
+    for (const { pattern, methods } of routes)
       if (pattern.test(path)) for (const m of methods) allowed.add(m);
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(', ');
@@ -109,5 +107,3 @@ export function installErrorHandling(
     );
   });
 }
-
-export type { ErrorCode };

@@ -6,6 +6,7 @@
  */
 import type { StoredEntry } from '../cache/store.js';
 import { isGatewayError } from '../errors.js';
+import { okJson } from './envelope.js';
 
 /** The envelope text of a success, or the error (CONTRACT_ERROR) rendering raised. */
 type Rendered = { readonly body: string } | { readonly error: unknown };
@@ -39,5 +40,5 @@ export class RenderedBodies {
 }
 
 export function successBody(data: unknown): string {
-  return `{"success":true,"data":${JSON.stringify(data)}}`;
+  return okJson(JSON.stringify(data));
 }

@@ -4,8 +4,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 
-export function trackRoutes(app: FastifyInstance): () => Map<RegExp, Set<string>> {
-  const byUrl = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+export interface RouteMethods {
+  readonly pattern: RegExp;
+  readonly methods: Set<string>;
+}
+
+/** The registered paths with their methods, kept current as routes are added (a live view). */
+export function trackRoutes(app: FastifyInstance): Iterable<RouteMethods> {
+  const byUrl = new Map<string, RouteMethods>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     let entry = byUrl.get(route.url);
@@ -19,5 +25,5 @@ export function trackRoutes(app: FastifyInstance): () => Map<RegExp, Set<string>
     }
     for (const m of methods) if (m !== 'HEAD') entry.methods.add(m);
   });
-  return () => new Map([...byUrl.values()].map((e) => [e.pattern, e.methods]));
+  return { [Symbol.iterator]: () => byUrl.values() };
 }

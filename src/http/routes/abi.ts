@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { AbiRegistry } from '../../service/abi-registry.js';
 import { parseContractRef } from '../../service/contract-ref.js';
 import { cacheHeaders } from '../cache-status.js';
-import { ok } from '../envelope.js';
+import { ok, okJson } from '../envelope.js';
 import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../schemas.js';
 
 export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async (app, { abis }) => {
@@ -37,7 +37,7 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
       );
       // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify
       // (Fastify sends a string payload as it is, without the response serializer).
-      const body = `{"success":true,"data":${result.json}}`;
+      const body = okJson(result.json);
       return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
