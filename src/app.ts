@@ -26,14 +26,18 @@ import { instrumentBudget, Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
 import { CacheAdmin } from './service/cache-admin.js';
-import type { NodeApi } from './service/node-api.js';
 import { ReadOnlyService } from './service/read-only.js';
-import { type AttemptEvent, StacksNodeClient } from './upstream/stacks-client.js';
-import { type Budget, createTokenBuckets } from './upstream/token-bucket.js';
+import type { AttemptEvent } from './upstream/attempts.js';
+import type { Budget } from './upstream/budget/budget.js';
+import { createTokenBuckets } from './upstream/budget/local.js';
+import type { NodeApi } from './upstream/node-api.js';
+import { createDefaultPool } from './upstream/pool.js';
+import { StacksNodeClient } from './upstream/stacks-node.js';
 
 export interface GatewayDeps {
   readonly store?: CacheStore;
   readonly node?: NodeApi & { close?(): Promise<void> | void };
+  /** The budget of each network's default upstream (today the only one). */
   readonly budgets?: Record<Network, Budget>;
 }
 
@@ -106,7 +110,9 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     metrics.upstreamAttempt(event);
     upstreamHealth.record(event);
   };
-  const node = deps.node ?? new StacksNodeClient({ config, budgets, logger: log, onAttempt });
+  // One upstream per network today; the pool is where several will be chosen from (issue 13).
+  const pool = createDefaultPool(config, budgets);
+  const node = deps.node ?? new StacksNodeClient({ config, pool, logger: log, onAttempt });
 
   const abis = new AbiRegistry(cache, node);
   const readOnly = new ReadOnlyService(cache, abis, node);

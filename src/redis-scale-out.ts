@@ -14,7 +14,7 @@ import { HotTierSync } from './cache/hot-tier-sync.js';
 import { RedisCoalescer } from './cache/redis-coalescer.js';
 import { RedisStore } from './cache/redis-store.js';
 import { type Config, NETWORKS, type Network } from './config.js';
-import { type BudgetMode, createRedisBudgets, type RedisBudget } from './upstream/redis-budget.js';
+import { type BudgetMode, createRedisBudgets, type RedisBudget } from './redis/budget.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */
 export interface ScaleOutLogger {

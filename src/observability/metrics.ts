@@ -5,8 +5,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheOutcome } from '../cache/read-through.js';
 import type { Network } from '../config.js';
-import type { AttemptEvent } from '../upstream/stacks-client.js';
-import type { Budget } from '../upstream/token-bucket.js';
+import type { AttemptEvent } from '../upstream/attempts.js';
+import type { Budget } from '../upstream/budget/budget.js';
 import { TallyHistogram } from './tally-histogram.js';
 
 export type CacheEndpoint = 'read-only' | 'abi';

@@ -5,7 +5,8 @@
  * or a 404 is the node answering correctly.
  */
 import type { Network } from '../config.js';
-import type { AttemptEvent, AttemptOutcome } from '../upstream/stacks-client.js';
+import type { AttemptEvent } from '../upstream/attempts.js';
+import type { AttemptOutcome } from '../upstream/outcomes.js';
 
 export type UpstreamState = 'unknown' | 'up' | 'degraded' | 'down';
 

@@ -11,8 +11,8 @@ import { TieredStore } from '../cache/tiered-store.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
+import type { NodeApi } from '../upstream/node-api.js';
 import type { ContractRef } from './contract-ref.js';
-import type { NodeApi } from './node-api.js';
 
 export interface AbiResult {
   /** The ABI document exactly as stored (JSON text), to answer without re-serializing. */
@@ -40,7 +40,7 @@ export class AbiRegistry {
   async get(ref: ContractRef): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
     const { value, outcome, entry } = await this.cache.get(key, async () =>
-      JSON.stringify(await this.node.getContractInterface(ref.network, ref.address, ref.contractName)),
+      JSON.stringify((await this.node.getContractInterface(ref.network, ref.address, ref.contractName)).abi),
     );
     let abi = this.#parsed.get(key);
     if (abi === undefined) {

@@ -19,9 +19,9 @@ import {
 } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
+import type { NodeApi } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
 import { assertFunctionName, type ContractRef, parseContractRef } from './contract-ref.js';
-import type { NodeApi } from './node-api.js';
 
 export interface ReadOnlyRequest {
   readonly contractAddress: string;

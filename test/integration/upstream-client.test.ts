@@ -7,12 +7,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Network } from '../../src/config.js';
 import { GatewayError } from '../../src/errors.js';
-import {
-  type AttemptEvent,
-  StacksNodeClient,
-  type UpstreamConfig,
-} from '../../src/upstream/stacks-client.js';
-import { type Budget, TokenBucket } from '../../src/upstream/token-bucket.js';
+import type { AttemptEvent } from '../../src/upstream/attempts.js';
+import type { Budget } from '../../src/upstream/budget/budget.js';
+import { TokenBucket } from '../../src/upstream/budget/local.js';
+import { StacksNodeClient, type UpstreamConfig } from '../../src/upstream/stacks-node.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 
 const ADDR = 'ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM';
@@ -115,7 +113,7 @@ describe('read-only calls', () => {
       sender: SENDER,
       arguments: ['0x0100000000000000000000000000000001'],
     });
-    expect(res).toEqual({ result: U5, tipHeight: 4242 });
+    expect(res).toEqual({ result: U5, tipHeight: 4242, upstream: 'testnet' });
     const req = node.lastRequest('call-read')!;
     expect(req.method).toBe('POST');
     expect(req.path).toBe(CALL_PATH);
@@ -349,7 +347,11 @@ describe('read-only calls', () => {
 describe('contract interface and info', () => {
   it('returns the parsed ABI', async () => {
     const { client } = makeClient();
-    await expect(client.getContractInterface('mainnet', ADDR, 'counter')).resolves.toEqual(COUNTER_ABI);
+    await expect(client.getContractInterface('mainnet', ADDR, 'counter')).resolves.toEqual({
+      abi: COUNTER_ABI,
+      tipHeight: 100,
+      upstream: 'mainnet',
+    });
     expect(node.lastRequest()!.url).toBe(`/v2/contracts/interface/${ADDR}/counter`);
     expect(node.lastRequest()!.method).toBe('GET');
   });
@@ -385,7 +387,11 @@ describe('contract interface and info', () => {
   it('getInfo returns the tip', async () => {
     node.setTipHeight(321);
     const { client } = makeClient();
-    await expect(client.getInfo('testnet')).resolves.toMatchObject({ stacks_tip_height: 321 });
+    await expect(client.getInfo('testnet')).resolves.toMatchObject({
+      info: { stacks_tip_height: 321 },
+      tipHeight: 321,
+      upstream: 'testnet',
+    });
     expect(node.lastRequest()!.kind).toBe('info');
   });
 });

@@ -6,13 +6,14 @@ import type { CacheStore } from '../../../src/cache/store.js';
 import { TieredStore } from '../../../src/cache/tiered-store.js';
 import { isGatewayError } from '../../../src/errors.js';
 import { AbiRegistry } from '../../../src/service/abi-registry.js';
-import type { NodeApi } from '../../../src/service/node-api.js';
+import type { NodeApi } from '../../../src/upstream/node-api.js';
 import { MAINNET_ADDR, SAMPLE_ABI, TESTNET_ADDR } from '../../support/fixtures.js';
 
 /** known() is local data only: any upstream call is a failure of the test. */
 const noUpstream: NodeApi = {
   callReadOnly: () => Promise.reject(new Error('no upstream call expected')),
   getContractInterface: () => Promise.reject(new Error('no upstream call expected')),
+  getInfo: () => Promise.reject(new Error('no upstream call expected')),
 };
 
 const down = (): Promise<never> => Promise.reject(new Error('redis is down'));

@@ -6,18 +6,15 @@ import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Network } from '../../../src/config.js';
 import { GatewayError } from '../../../src/errors.js';
+import type { AttemptEvent } from '../../../src/upstream/attempts.js';
+import type { Budget } from '../../../src/upstream/budget/budget.js';
 import {
   backoffDelayMs,
   parseRetryAfterMs,
   retryDelayMs,
   toRetryAfterSeconds,
 } from '../../../src/upstream/retry.js';
-import {
-  type AttemptEvent,
-  StacksNodeClient,
-  type UpstreamConfig,
-} from '../../../src/upstream/stacks-client.js';
-import type { Budget } from '../../../src/upstream/token-bucket.js';
+import { StacksNodeClient, type UpstreamConfig } from '../../../src/upstream/stacks-node.js';
 
 describe('backoffDelayMs (equal jitter)', () => {
   it('stays within [exp/2, exp] for exp = base * 2^retry', () => {
@@ -374,6 +371,7 @@ describe('StacksNodeClient retries', () => {
     await expect(call(h)).resolves.toEqual({
       result: '0x0100000000000000000000000000000005',
       tipHeight: 777,
+      upstream: 'testnet',
     });
     expect(h.events.map((e) => e.outcome)).toEqual(['connection-error', 'ok']);
   });

@@ -1,8 +1,8 @@
 /**
- * The upstream budget (decisions.md, "Upstream budget and retries"): a token bucket per
- * network, capacity UPSTREAM_RATE_LIMIT_PER_MINUTE, refilled evenly (one token every
- * 60000 / rate ms). Every upstream attempt, retries included, takes one token; cache hits
- * never reach it.
+ * The in-process upstream budget (decisions.md, "Upstream budget and retries"): a token
+ * bucket per upstream, capacity UPSTREAM_RATE_LIMIT_PER_MINUTE, refilled evenly (one token
+ * every 60000 / rate ms). Every upstream attempt, retries included, takes one token; cache
+ * hits never reach it.
  *
  * Waiters are served strictly first come, first served: once somebody is queued, a new
  * caller queues behind them even if a token is available at that instant. Because refill is
@@ -14,31 +14,22 @@
  *
  * One timer at a time, unref'd so an idle bucket never keeps the process alive.
  */
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../../errors.js';
+import {
+  type Budget,
+  type BudgetConfig,
+  type BudgetSettings,
+  budgetClosedError,
+  budgetExhaustedError,
+  budgetSettings,
+  checkBudgetSettings,
+} from './budget.js';
 
-/** What the upstream client needs from a budget; a Redis-backed global budget can implement it. */
-export interface Budget {
-  /** Resolves when a token is granted; rejects with GatewayError RATE_LIMIT_EXCEEDED otherwise. */
-  take(): Promise<void>;
-  /** Tokens that could be granted right now (0 while anyone is queued). For metrics. */
-  available(): number;
-  /** Callers waiting for a token. For metrics. */
-  queued(): number;
-  /** Reject every waiter and every later take(). Idempotent. */
-  close(): void;
-}
-
-export interface TokenBucketOptions {
-  /** Largest burst; also the starting number of tokens. */
-  capacity: number;
-  /** Tokens added per minute, spread evenly. */
-  refillPerMinute: number;
-  /** Longest a caller may wait for its token. 0 = never wait. */
-  queueTimeoutMs: number;
+export interface TokenBucketOptions extends BudgetSettings {
   /** Clock in ms; monotonic by default. Tests inject Date.now with fake timers. */
-  now?: () => number;
-  /** Shown in error messages, e.g. "mainnet". */
-  label?: string;
+  readonly now?: () => number;
+  /** Shown in error messages: the upstream's id, e.g. "mainnet". */
+  readonly label?: string;
 }
 
 interface Waiter {
@@ -63,9 +54,7 @@ export class TokenBucket implements Budget {
   private closed = false;
 
   constructor(options: TokenBucketOptions) {
-    if (!(options.capacity >= 1)) throw new RangeError('TokenBucket capacity must be at least 1');
-    if (!(options.refillPerMinute > 0)) throw new RangeError('TokenBucket refillPerMinute must be positive');
-    if (!(options.queueTimeoutMs >= 0)) throw new RangeError('TokenBucket queueTimeoutMs must be >= 0');
+    checkBudgetSettings('TokenBucket', options);
     this.capacity = options.capacity;
     this.intervalMs = 60_000 / options.refillPerMinute;
     this.queueTimeoutMs = options.queueTimeoutMs;
@@ -151,44 +140,25 @@ export class TokenBucket implements Budget {
   }
 
   private rateLimited(waitMs: number): GatewayError {
-    const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
-    return new GatewayError(
-      'RATE_LIMIT_EXCEEDED',
-      `upstream request budget for ${this.label} exhausted: no token within ${this.queueTimeoutMs} ms`,
-      { retryAfter, retryable: true, queueTimeoutMs: this.queueTimeoutMs },
-      { status: 429, headers: { 'Retry-After': String(retryAfter) } },
-    );
+    return budgetExhaustedError(this.label, this.queueTimeoutMs, waitMs);
   }
 
   private closedError(): GatewayError {
-    return new GatewayError(
-      'UPSTREAM_API_ERROR',
-      `upstream request budget for ${this.label} is closed (shutting down)`,
-      { retryable: true, reason: 'closed' },
-      { status: 502 },
-    );
+    return budgetClosedError(this.label);
   }
 }
 
-/** Minimal config slice needed to build one bucket per network. */
-export interface BudgetConfig {
-  readonly upstreamRateLimitPerMinute: number;
-  readonly upstreamQueueTimeoutMs: number;
-}
-
-/** One in-process TokenBucket per network, from the configuration. */
+/** One in-process TokenBucket per upstream id (a network's default upstream has the network's name). */
 export function createTokenBuckets<N extends string>(
-  networks: readonly N[],
+  ids: readonly N[],
   config: BudgetConfig,
   now?: () => number,
 ): Record<N, TokenBucket> {
   const out = {} as Record<N, TokenBucket>;
-  for (const network of networks) {
-    out[network] = new TokenBucket({
-      capacity: config.upstreamRateLimitPerMinute,
-      refillPerMinute: config.upstreamRateLimitPerMinute,
-      queueTimeoutMs: config.upstreamQueueTimeoutMs,
-      label: network,
+  for (const id of ids) {
+    out[id] = new TokenBucket({
+      ...budgetSettings(config),
+      label: id,
       ...(now === undefined ? {} : { now }),
     });
   }

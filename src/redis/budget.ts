@@ -1,6 +1,6 @@
 /**
- * One upstream budget shared by every instance on the same Redis (CACHE_STORE=redis): the
- * token bucket of token-bucket.ts, kept in Redis and updated by one atomic Lua script, with
+ * One upstream's budget shared by every instance on the same Redis (CACHE_STORE=redis): the
+ * token bucket of src/upstream/budget/local.ts, kept in Redis and updated by one atomic Lua script, with
  * the same semantics as the local TokenBucket:
  *
  * - capacity UPSTREAM_RATE_LIMIT_PER_MINUTE, refilled evenly (one token every 60000/rate ms);
@@ -24,13 +24,25 @@
  * therefore has its own full budget: N instances may spend up to N times the budget until it
  * is back. Nothing is retried against Redis for a caller already handed to the fallback.
  *
- * The bucket's key (`{prefix}budget:{network}`) has no expiry, so a volatile-* eviction
- * policy never evicts it; it is two small hashes in all.
+ * The bucket's key is `{prefix}budget:{upstream id}`. A network's default upstream has the
+ * network's name as its id, so a single-upstream deployment keeps the keys it always had
+ * (`cc:budget:mainnet`, `cc:budget:testnet`) and instances of older and newer versions share
+ * one bucket during a rolling upgrade. The key has no expiry, so a volatile-* eviction policy
+ * never evicts it; it is one small hash per upstream.
  */
 import type { Redis } from 'ioredis';
 import { LuaScript } from '../cache/lua-script.js';
-import { GatewayError } from '../errors.js';
-import { type Budget, TokenBucket } from './token-bucket.js';
+import type { GatewayError } from '../errors.js';
+import {
+  type Budget,
+  type BudgetConfig,
+  type BudgetSettings,
+  budgetClosedError,
+  budgetExhaustedError,
+  budgetSettings,
+  checkBudgetSettings,
+} from '../upstream/budget/budget.js';
+import { TokenBucket } from '../upstream/budget/local.js';
 
 /**
  * KEYS[1] the bucket: a hash {t: tokens (below zero when future tokens are reserved),
@@ -66,14 +78,11 @@ return {1, wait, string.format('%.6f', after)}
 
 export type BudgetMode = 'redis' | 'local';
 
-export interface RedisBudgetOptions {
+export interface RedisBudgetOptions extends BudgetSettings {
   /** The shared client (RedisStore.redis); commands must fail fast while disconnected. */
   readonly client: Redis;
-  /** Network name: part of the key, and shown in error messages. */
-  readonly network: string;
-  readonly capacity: number;
-  readonly refillPerMinute: number;
-  readonly queueTimeoutMs: number;
+  /** The upstream's id (credential-free): part of the key, and shown in error messages. */
+  readonly id: string;
   /** Prefix of the bucket's key. Default "cc:". */
   readonly keyPrefix?: string;
   /** Serves callers while Redis is unreachable. Default: a TokenBucket with the same settings. */
@@ -106,12 +115,10 @@ export class RedisBudget implements Budget {
   #closed = false;
 
   constructor(options: RedisBudgetOptions) {
-    if (!(options.capacity >= 1)) throw new RangeError('RedisBudget capacity must be at least 1');
-    if (!(options.refillPerMinute > 0)) throw new RangeError('RedisBudget refillPerMinute must be positive');
-    if (!(options.queueTimeoutMs >= 0)) throw new RangeError('RedisBudget queueTimeoutMs must be >= 0');
+    checkBudgetSettings('RedisBudget', options);
     this.#client = options.client;
-    this.#label = options.network;
-    this.key = `${options.keyPrefix ?? 'cc:'}budget:${options.network}`;
+    this.#label = options.id;
+    this.key = `${options.keyPrefix ?? 'cc:'}budget:${options.id}`;
     this.#capacity = options.capacity;
     this.#intervalMs = 60_000 / options.refillPerMinute;
     this.#queueTimeoutMs = options.queueTimeoutMs;
@@ -122,7 +129,7 @@ export class RedisBudget implements Budget {
         capacity: options.capacity,
         refillPerMinute: options.refillPerMinute,
         queueTimeoutMs: options.queueTimeoutMs,
-        label: options.network,
+        label: options.id,
       });
     this.#onModeChange = options.onModeChange ?? (() => {});
   }
@@ -237,22 +244,11 @@ export class RedisBudget implements Budget {
   }
 
   #rateLimited(waitMs: number): GatewayError {
-    const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
-    return new GatewayError(
-      'RATE_LIMIT_EXCEEDED',
-      `upstream request budget for ${this.#label} exhausted: no token within ${this.#queueTimeoutMs} ms`,
-      { retryAfter, retryable: true, queueTimeoutMs: this.#queueTimeoutMs },
-      { status: 429, headers: { 'Retry-After': String(retryAfter) } },
-    );
+    return budgetExhaustedError(this.#label, this.#queueTimeoutMs, waitMs);
   }
 
   #closedError(): GatewayError {
-    return new GatewayError(
-      'UPSTREAM_API_ERROR',
-      `upstream request budget for ${this.#label} is closed (shutting down)`,
-      { retryable: true, reason: 'closed' },
-      { status: 502 },
-    );
+    return budgetClosedError(this.#label);
   }
 }
 
@@ -265,32 +261,22 @@ function parseReply(reply: unknown): { granted: boolean; waitMs: number; tokens:
   return { granted: granted === 1, waitMs, tokens: t };
 }
 
-/** Minimal config slice needed to build one shared bucket per network. */
-export interface RedisBudgetConfig {
-  readonly upstreamRateLimitPerMinute: number;
-  readonly upstreamQueueTimeoutMs: number;
-}
-
-/** One RedisBudget per network on one client. */
+/** One RedisBudget per upstream id on one client (a network's default upstream has the network's name). */
 export function createRedisBudgets<N extends string>(
-  networks: readonly N[],
-  config: RedisBudgetConfig,
+  ids: readonly N[],
+  config: BudgetConfig,
   client: Redis,
-  options: { keyPrefix?: string; onModeChange?: (network: N, mode: BudgetMode, err?: unknown) => void } = {},
+  options: { keyPrefix?: string; onModeChange?: (id: N, mode: BudgetMode, err?: unknown) => void } = {},
 ): Record<N, RedisBudget> {
   const out = {} as Record<N, RedisBudget>;
-  for (const network of networks) {
+  for (const id of ids) {
     const onModeChange = options.onModeChange;
-    out[network] = new RedisBudget({
+    out[id] = new RedisBudget({
       client,
-      network,
-      capacity: config.upstreamRateLimitPerMinute,
-      refillPerMinute: config.upstreamRateLimitPerMinute,
-      queueTimeoutMs: config.upstreamQueueTimeoutMs,
+      id,
+      ...budgetSettings(config),
       ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
-      ...(onModeChange === undefined
-        ? {}
-        : { onModeChange: (mode, err) => onModeChange(network, mode, err) }),
+      ...(onModeChange === undefined ? {} : { onModeChange: (mode, err) => onModeChange(id, mode, err) }),
     });
   }
   return out;

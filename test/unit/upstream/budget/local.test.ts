@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GatewayError } from '../../../src/errors.js';
-import { createTokenBuckets, TokenBucket } from '../../../src/upstream/token-bucket.js';
+import { GatewayError } from '../../../../src/errors.js';
+import { createTokenBuckets, TokenBucket } from '../../../../src/upstream/budget/local.js';
 
 /** Settle pending microtasks (promise callbacks) without moving the fake clock. */
 async function flush(): Promise<void> {

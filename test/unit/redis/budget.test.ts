@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../../src/cache/redis-store.js';
 import { GatewayError } from '../../../src/errors.js';
-import { type BudgetMode, createRedisBudgets, RedisBudget } from '../../../src/upstream/redis-budget.js';
+import { type BudgetMode, createRedisBudgets, RedisBudget } from '../../../src/redis/budget.js';
 import { type RedisServer, startRedis } from '../../support/redis-server.js';
 
 const server = await startRedis();
@@ -49,7 +49,7 @@ describe.skipIf(server === undefined)('RedisBudget against a real redis-server',
       const conn = await connect(options.url);
       const budget = new RedisBudget({
         client: conn.redis,
-        network,
+        id: network,
         capacity: options.capacity,
         refillPerMinute: options.perMinute,
         queueTimeoutMs: options.queueTimeoutMs,
@@ -250,7 +250,7 @@ describe.skipIf(server === undefined)('RedisBudget against a real redis-server',
       const modes: BudgetMode[] = [];
       const budget = new RedisBudget({
         client: conn.redis,
-        network: 'nowhere',
+        id: 'nowhere',
         capacity: 1,
         refillPerMinute: 6,
         queueTimeoutMs: 0,

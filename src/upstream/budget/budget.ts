@@ -1,0 +1,78 @@
+/**
+ * The one budget interface (decisions.md, "Upstream budget and retries"): every upstream
+ * attempt, retries included, first takes a token from the budget of the upstream it is sent
+ * to. Budgets belong to upstreams, not to networks: today each network has one upstream, so
+ * the two are the same; with several upstreams (issue 13) each has its own rate limit.
+ *
+ * Two implementations keep the same semantics: the in-process token bucket (budget/local.ts)
+ * and the bucket shared through Redis (src/redis/budget.ts). Their errors are built here, once,
+ * so a client cannot tell which one refused it.
+ */
+import { GatewayError } from '../../errors.js';
+
+export interface Budget {
+  /** Resolves when a token is granted; rejects with GatewayError RATE_LIMIT_EXCEEDED otherwise. */
+  take(): Promise<void>;
+  /** Tokens that could be granted right now (0 while anyone is queued). For metrics. */
+  available(): number;
+  /** Callers waiting for a token. For metrics. */
+  queued(): number;
+  /** Reject every waiter and every later take(). Idempotent. */
+  close(): void;
+}
+
+/** The settings every budget implementation is built from. */
+export interface BudgetSettings {
+  /** Largest burst; also the starting number of tokens. */
+  readonly capacity: number;
+  /** Tokens added per minute, spread evenly. */
+  readonly refillPerMinute: number;
+  /** Longest a caller may wait for its token. 0 = never wait. */
+  readonly queueTimeoutMs: number;
+}
+
+/** Minimal config slice needed to build budgets. */
+export interface BudgetConfig {
+  readonly upstreamRateLimitPerMinute: number;
+  readonly upstreamQueueTimeoutMs: number;
+}
+
+/** One budget of UPSTREAM_RATE_LIMIT_PER_MINUTE, full at start, queueing up to UPSTREAM_QUEUE_TIMEOUT_MS. */
+export function budgetSettings(config: BudgetConfig): BudgetSettings {
+  return {
+    capacity: config.upstreamRateLimitPerMinute,
+    refillPerMinute: config.upstreamRateLimitPerMinute,
+    queueTimeoutMs: config.upstreamQueueTimeoutMs,
+  };
+}
+
+/** Throws RangeError naming the implementation when settings cannot make a working bucket. */
+export function checkBudgetSettings(kind: string, settings: BudgetSettings): void {
+  if (!(settings.capacity >= 1)) throw new RangeError(`${kind} capacity must be at least 1`);
+  if (!(settings.refillPerMinute > 0)) throw new RangeError(`${kind} refillPerMinute must be positive`);
+  if (!(settings.queueTimeoutMs >= 0)) throw new RangeError(`${kind} queueTimeoutMs must be >= 0`);
+}
+
+/**
+ * No token within the queue timeout: 429 with details.retryAfter and Retry-After (whole
+ * seconds, at least 1) telling the client when a token will be there.
+ */
+export function budgetExhaustedError(label: string, queueTimeoutMs: number, waitMs: number): GatewayError {
+  const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+  return new GatewayError(
+    'RATE_LIMIT_EXCEEDED',
+    `upstream request budget for ${label} exhausted: no token within ${queueTimeoutMs} ms`,
+    { retryAfter, retryable: true, queueTimeoutMs },
+    { status: 429, headers: { 'Retry-After': String(retryAfter) } },
+  );
+}
+
+/** The budget was closed (shutdown): retryable, another instance may answer. */
+export function budgetClosedError(label: string): GatewayError {
+  return new GatewayError(
+    'UPSTREAM_API_ERROR',
+    `upstream request budget for ${label} is closed (shutting down)`,
+    { retryable: true, reason: 'closed' },
+    { status: 502 },
+  );
+}

@@ -1,0 +1,74 @@
+/**
+ * What the gateway needs from a Stacks node. The undici client in stacks-node.ts implements
+ * it; keeping the service on this narrow interface keeps routes and caching rules free of
+ * transport details (and lets tests stand a plain object in for the node).
+ *
+ * Every successful answer carries, besides its value, which upstream gave it and the chain
+ * tip height that upstream reported (X-Canonical-Stacks-Tip-Height), when it did. That is
+ * what tip knowledge per network and per-upstream lag (issue 13) are built from. The answer
+ * keeps its value under a named field (`result`, `abi`, `info`) rather than a generic
+ * `value`, so call sites read as what they hold.
+ */
+import type { Network } from '../config.js';
+
+/** Where an answer came from. */
+export interface AnswerMeta {
+  /** The id of the upstream that answered (never a URL with credentials). */
+  readonly upstream: string;
+  /** The upstream's chain tip height when it answered, if it said. */
+  readonly tipHeight?: number;
+}
+
+export type NodeAnswer<T extends object> = T & AnswerMeta;
+
+export interface ReadOnlyRequestBody {
+  /** Principal used as tx-sender. */
+  readonly sender: string;
+  /** Serialized Clarity values, 0x hex. */
+  readonly arguments: string[];
+}
+
+export interface ReadOnlyCallOptions {
+  /** Evaluate at this block (index block hash), not at the upstream's tip. */
+  readonly tip?: string;
+}
+
+/** A read-only call's answer: the serialized Clarity value, 0x hex. */
+export type ReadOnlyAnswer = NodeAnswer<{ readonly result: string }>;
+
+/** The node's ABI document; only `functions` is checked, the rest passes through. */
+export interface UpstreamContractInterface {
+  functions: unknown[];
+  [key: string]: unknown;
+}
+
+/** The node's /v2/info answer; only stacks_tip_height is checked. */
+export interface UpstreamNodeInfo {
+  stacks_tip_height: number;
+  stacks_tip?: string;
+  stacks_tip_consensus_hash?: string;
+  [key: string]: unknown;
+}
+
+export type ContractInterfaceAnswer = NodeAnswer<{ readonly abi: UpstreamContractInterface }>;
+export type NodeInfoAnswer = NodeAnswer<{ readonly info: UpstreamNodeInfo }>;
+
+export interface NodeApi {
+  /** POST /v2/contracts/call-read/{address}/{contract}/{function}[?tip=] */
+  callReadOnly(
+    network: Network,
+    address: string,
+    contractName: string,
+    functionName: string,
+    body: ReadOnlyRequestBody,
+    opts?: ReadOnlyCallOptions,
+  ): Promise<ReadOnlyAnswer>;
+  /** GET /v2/contracts/interface/{address}/{contract} */
+  getContractInterface(
+    network: Network,
+    address: string,
+    contractName: string,
+  ): Promise<ContractInterfaceAnswer>;
+  /** GET /v2/info: the node's view of the chain tip. */
+  getInfo(network: Network): Promise<NodeInfoAnswer>;
+}

@@ -1,0 +1,206 @@
+/**
+ * What one HTTP exchange with an upstream means, before any endpoint looks at the body
+ * (decisions.md, "Errors and HTTP status", "Upstream budget and retries"): a verdict that is
+ * either a success for the endpoint to check, a final GatewayError, or a failure worth
+ * another attempt (with the error to answer if no attempt is left).
+ *
+ * | upstream outcome                                   | error                                        |
+ * |----------------------------------------------------|----------------------------------------------|
+ * | 2xx                                                | the endpoint's check (stacks-node.ts)        |
+ * | other 1xx/3xx/4xx (unless the endpoint maps it)    | UPSTREAM_API_ERROR 502 {upstreamStatus, upstreamBody, retryable:false} |
+ * | 5xx, still after the retries                       | UPSTREAM_API_ERROR 502 {upstreamStatus, retryable:true, attempts} |
+ * | 429, still after the retries                       | RATE_LIMIT_EXCEEDED 429 {retryAfter, ...} + Retry-After |
+ * | timeout on the last attempt                        | TIMEOUT 504 {timeoutMs, retryable:true, attempts} |
+ * | connection refused/reset, still after the retries  | UPSTREAM_API_ERROR 502 {cause:'ECONNREFUSED'.., retryable:true, attempts} |
+ * | body over the size limit                           | UPSTREAM_API_ERROR 502 {reason:'too-large', retryable:false} |
+ *
+ * Retried: timeouts, connection errors, 5xx and 429 (decisions.md). Everything else is final.
+ * Every error message names the network and the upstream method and path.
+ */
+import type { Network } from '../config.js';
+import { GatewayError } from '../errors.js';
+import { parseRetryAfterMs, toRetryAfterSeconds } from './retry.js';
+import { CLIENT_CLOSED, type HttpResponse, type RawResult } from './transport.js';
+
+export type UpstreamKind = 'call-read' | 'interface' | 'info';
+
+/** What one HTTP attempt ended as; the `outcome` of an AttemptEvent. */
+export type AttemptOutcome =
+  | 'ok'
+  | 'okay-false'
+  | 'not-found'
+  | 'client-error'
+  | 'server-error'
+  | 'rate-limited'
+  | 'timeout'
+  | 'connection-error'
+  | 'malformed'
+  | 'too-large';
+
+/** One endpoint call: what is asked, of which network, by which method and path. */
+export interface Target {
+  readonly network: Network;
+  readonly kind: UpstreamKind;
+  readonly method: 'GET' | 'POST';
+  /** Path and query, relative to the upstream's base URL. */
+  readonly path: string;
+}
+
+export type Verdict<T> =
+  | { type: 'ok'; value: T; outcome: AttemptOutcome }
+  | { type: 'final'; error: GatewayError; outcome: AttemptOutcome }
+  | {
+      type: 'retry';
+      outcome: AttemptOutcome;
+      retryAfterMs?: number;
+      /** The error to answer with if this was the last attempt. */
+      error: (attempts: number) => GatewayError;
+    };
+
+/** An endpoint's reading of a 2xx answer. */
+export type SuccessCheck<T> = (res: HttpResponse) => Verdict<T>;
+/** An endpoint's own mapping of a non-2xx status (e.g. the ABI's 404), or undefined for the default. */
+export type StatusCheck<T> = (res: HttpResponse) => Verdict<T> | undefined;
+
+export interface OutcomeSettings {
+  readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
+  /** The backoff base, for the Retry-After of a final 429 that had none. */
+  readonly retryBaseMs: number;
+  /** Wall clock (epoch ms) for Retry-After HTTP-dates. */
+  readonly now: () => number;
+}
+
+const UPSTREAM_BODY_LIMIT = 500;
+
+export function interpret<T>(
+  target: Target,
+  raw: RawResult,
+  settings: OutcomeSettings,
+  onSuccess: SuccessCheck<T>,
+  onSpecialStatus?: StatusCheck<T>,
+): Verdict<T> {
+  const { timeoutMs } = settings;
+  switch (raw.type) {
+    case 'timeout':
+      return {
+        type: 'retry',
+        outcome: 'timeout',
+        error: (attempts) =>
+          new GatewayError(
+            'TIMEOUT',
+            `upstream ${describe(target)} timed out after ${timeoutMs} ms (${attempts} attempt${attempts === 1 ? '' : 's'})`,
+            { timeoutMs, retryable: true, attempts },
+            { status: 504 },
+          ),
+      };
+    case 'too-large':
+      return {
+        type: 'final',
+        outcome: 'too-large',
+        error: new GatewayError(
+          'UPSTREAM_API_ERROR',
+          `upstream ${describe(target)} answered more than ${settings.maxResponseBytes} bytes`,
+          { retryable: false, upstreamStatus: raw.status, reason: 'too-large' },
+          { status: 502 },
+        ),
+      };
+    case 'error': {
+      if (raw.code === CLIENT_CLOSED)
+        return { type: 'final', outcome: 'connection-error', error: closedError(target) };
+      const make = (attempts: number) =>
+        new GatewayError(
+          'UPSTREAM_API_ERROR',
+          `upstream ${describe(target)} failed: ${raw.code}${attempts > 1 ? ` (after ${attempts} attempts)` : ''}`,
+          { cause: raw.code, retryable: raw.retryable, attempts },
+          { status: 502, cause: raw.error },
+        );
+      return raw.retryable
+        ? { type: 'retry', outcome: 'connection-error', error: make }
+        : { type: 'final', outcome: 'connection-error', error: make(1) };
+    }
+    case 'response':
+      break;
+  }
+
+  const { status } = raw;
+  if (status >= 200 && status < 300) return onSuccess(raw);
+  const special = onSpecialStatus?.(raw);
+  if (special !== undefined) return special;
+
+  if (status === 429) {
+    const retryAfterMs = parseRetryAfterMs(raw.headers['retry-after'], settings.now());
+    return {
+      type: 'retry',
+      outcome: 'rate-limited',
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      error: (attempts) => {
+        const retryAfter = toRetryAfterSeconds(
+          retryAfterMs ?? settings.retryBaseMs * 2 ** Math.max(0, attempts - 1),
+        );
+        return new GatewayError(
+          'RATE_LIMIT_EXCEEDED',
+          `upstream ${describe(target)} is rate limiting (429 after ${attempts} attempts)`,
+          { retryAfter, retryable: true, attempts, upstreamStatus: 429 },
+          { status: 429, headers: { 'Retry-After': String(retryAfter) } },
+        );
+      },
+    };
+  }
+  if (status >= 500) {
+    const retryAfterMs =
+      status === 503 ? parseRetryAfterMs(raw.headers['retry-after'], settings.now()) : undefined;
+    return {
+      type: 'retry',
+      outcome: 'server-error',
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      error: (attempts) =>
+        new GatewayError(
+          'UPSTREAM_API_ERROR',
+          `upstream ${describe(target)} answered ${status} (after ${attempts} attempts)`,
+          { retryable: true, attempts, upstreamStatus: status, upstreamBody: truncate(raw.body) },
+          { status: 502 },
+        ),
+    };
+  }
+  return {
+    type: 'final',
+    outcome: 'client-error',
+    error: new GatewayError(
+      'UPSTREAM_API_ERROR',
+      `upstream ${describe(target)} answered ${status}`,
+      { retryable: false, upstreamStatus: status, upstreamBody: truncate(raw.body) },
+      { status: 502 },
+    ),
+  };
+}
+
+/** "testnet POST /v2/contracts/call-read/...": how every message names the call. */
+export function describe(target: Target): string {
+  return `${target.network} ${target.method} ${target.path}`;
+}
+
+/** The client is closed (shutting down): retryable, another instance may answer. */
+export function closedError(target: Target): GatewayError {
+  return new GatewayError(
+    'UPSTREAM_API_ERROR',
+    `upstream client is closed (shutting down); ${describe(target)} not sent`,
+    { retryable: true, reason: 'closed' },
+    { status: 502 },
+  );
+}
+
+/** Budget errors get the network and path into their message; details and status are kept. */
+export function withContext(err: unknown, target: Target, attempt: number): unknown {
+  if (!(err instanceof GatewayError)) return err;
+  const details = attempt > 0 ? { ...err.details, attempts: attempt } : err.details;
+  return new GatewayError(err.code, `${err.message} (${describe(target)})`, details, {
+    status: err.status,
+    ...(err.headers === undefined ? {} : { headers: err.headers }),
+    cause: err,
+  });
+}
+
+function truncate(body: string): string {
+  return body.length <= UPSTREAM_BODY_LIMIT ? body : `${body.slice(0, UPSTREAM_BODY_LIMIT)}…`;
+}

@@ -1,0 +1,288 @@
+/**
+ * The Stacks node RPC endpoints the gateway uses (Hiro's API by default; decisions.md:
+ * "Upstream: the Stacks node RPC", "Errors and HTTP status"): their paths, and what their
+ * answers must look like. The loop of attempts, budgets and retries is attempts.ts; one HTTP
+ * exchange is transport.ts; the generic status mapping is outcomes.ts.
+ *
+ * | answer                                             | result                                       |
+ * |----------------------------------------------------|----------------------------------------------|
+ * | 200 {okay:true,result:"0x.."}                      | success                                      |
+ * | 200 {okay:false,cause} (cause has NoSuchContract)  | UPSTREAM_API_ERROR 404 {cause, retryable:false} |
+ * | 200 {okay:false,cause} (any other cause)           | UPSTREAM_API_ERROR 422 {cause, retryable:false} |
+ * | ABI 404 "No contract interface data found"         | UPSTREAM_API_ERROR 404 {retryable:false, upstreamStatus:404} |
+ * | 200 whose body is not JSON                         | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:true}, not retried |
+ * | 200 JSON of the wrong shape (non-hex result, ...)  | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:false} |
+ * | no budget token within the queue timeout           | RATE_LIMIT_EXCEEDED 429 (from the budget)    |
+ *
+ * A 200 whose body is not JSON is *not* retried: the spec's retry list is exhaustive and a
+ * deterministic garbage answer would burn the whole budget; but it is marked retryable for
+ * clients, because in practice it is an intermediary (CDN/proxy) glitch that a later request
+ * survives. A 200 with well-formed JSON of the wrong shape points at an API incompatibility,
+ * so it is neither retried nor marked retryable.
+ */
+import type { Dispatcher } from 'undici';
+import type { Config, Network } from '../config.js';
+import { GatewayError } from '../errors.js';
+import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
+import type { Budget } from './budget/budget.js';
+import type {
+  ContractInterfaceAnswer,
+  NodeAnswer,
+  NodeApi,
+  NodeInfoAnswer,
+  ReadOnlyAnswer,
+  ReadOnlyCallOptions,
+  ReadOnlyRequestBody,
+  UpstreamContractInterface,
+  UpstreamNodeInfo,
+} from './node-api.js';
+import { describe, type Target, type Verdict } from './outcomes.js';
+import { createDefaultPool, type UpstreamPool } from './pool.js';
+import { Transport } from './transport.js';
+
+export type UpstreamConfig = Pick<
+  Config,
+  | 'upstreamUrls'
+  | 'stacksApiKey'
+  | 'upstreamTimeoutMs'
+  | 'upstreamRetries'
+  | 'upstreamRetryBaseMs'
+  | 'upstreamRetryAfterCapMs'
+>;
+
+export interface StacksNodeClientOptions {
+  /** Timeouts and retries; with `budgets`, also the upstreams (one per network). */
+  config: UpstreamConfig;
+  /**
+   * Where attempts go. Default: one upstream per network from `config`, with `budgets`. The
+   * client does not own the pool: its budgets belong to the caller and are left open.
+   */
+  pool?: UpstreamPool;
+  /** One budget per network for the default pool (ignored when `pool` is given). */
+  budgets?: Record<Network, Budget>;
+  logger?: UpstreamLogger;
+  /** Called after every HTTP attempt (metrics hook). Must not throw. */
+  onAttempt?: (event: AttemptEvent) => void;
+  /** Waits between retries; injectable for deterministic tests. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Uniform [0, 1) for jitter; injectable for deterministic tests. */
+  random?: () => number;
+  /** Wall clock (epoch ms) for Retry-After HTTP-dates. */
+  now?: () => number;
+  /**
+   * Use this dispatcher (e.g. an undici MockAgent) for every origin instead of owning a Pool
+   * per origin. The client does not close an injected dispatcher.
+   */
+  dispatcher?: Dispatcher;
+  /** Sockets per upstream origin (default 16). */
+  connectionsPerOrigin?: number;
+  /** Upper bound of one exponential backoff wait (default 30 s). */
+  maxBackoffMs?: number;
+  /** Largest upstream body accepted (default 16 MiB); more is a final 502. */
+  maxResponseBytes?: number;
+}
+
+const HEX_RESULT = /^0x(?:[0-9a-fA-F]{2})+$/;
+
+export class StacksNodeClient implements NodeApi {
+  readonly pool: UpstreamPool;
+  readonly #transport: Transport;
+  readonly #attempts: Attempts;
+
+  constructor(options: StacksNodeClientOptions) {
+    const { config } = options;
+    if (options.pool === undefined && options.budgets === undefined) {
+      throw new TypeError('StacksNodeClient needs a pool or one budget per network');
+    }
+    this.pool = options.pool ?? createDefaultPool(config, options.budgets!);
+    this.#transport = new Transport({
+      timeoutMs: config.upstreamTimeoutMs,
+      ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+      ...(options.connectionsPerOrigin === undefined
+        ? {}
+        : { connectionsPerOrigin: options.connectionsPerOrigin }),
+      ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
+    });
+    this.#attempts = new Attempts({
+      pool: this.pool,
+      transport: this.#transport,
+      config,
+      logger: options.logger,
+      onAttempt: options.onAttempt,
+      sleep: options.sleep,
+      random: options.random,
+      now: options.now,
+      maxBackoffMs: options.maxBackoffMs,
+    });
+  }
+
+  async callReadOnly(
+    network: Network,
+    address: string,
+    contractName: string,
+    functionName: string,
+    body: ReadOnlyRequestBody,
+    opts: ReadOnlyCallOptions = {},
+  ): Promise<ReadOnlyAnswer> {
+    const query = opts.tip === undefined ? '' : `?tip=${encodeURIComponent(opts.tip)}`;
+    const target: Target = {
+      network,
+      kind: 'call-read',
+      method: 'POST',
+      path: `/v2/contracts/call-read/${encodeURIComponent(address)}/${encodeURIComponent(contractName)}/${encodeURIComponent(functionName)}${query}`,
+    };
+    const payload = JSON.stringify({ sender: body.sender, arguments: body.arguments });
+    const answer = await this.#attempts.run<string>(target, payload, (res) => {
+      const json = parseJson(res.body);
+      if (json === PARSE_FAILED) return garbage(target, res.status);
+      if (!isRecord(json) || typeof json['okay'] !== 'boolean') {
+        return malformed(target, 'the answer has no boolean "okay"');
+      }
+      if (json['okay'] === true) {
+        const result = json['result'];
+        if (typeof result !== 'string' || !HEX_RESULT.test(result)) {
+          return malformed(target, 'okay:true without a 0x hex "result"');
+        }
+        return { type: 'ok', outcome: 'ok', value: result };
+      }
+      const cause = typeof json['cause'] === 'string' ? json['cause'] : JSON.stringify(json['cause'] ?? null);
+      if (cause.includes('NoSuchContract')) {
+        return {
+          type: 'final',
+          outcome: 'okay-false',
+          error: new GatewayError(
+            'UPSTREAM_API_ERROR',
+            `contract ${address}.${contractName} not found on ${describe(target)}: ${cause}`,
+            { cause, retryable: false },
+            { status: 404 },
+          ),
+        };
+      }
+      return {
+        type: 'final',
+        outcome: 'okay-false',
+        error: new GatewayError(
+          'UPSTREAM_API_ERROR',
+          `upstream node refused the read-only call on ${describe(target)}: ${cause}`,
+          { cause, retryable: false },
+          { status: 422 },
+        ),
+      };
+    });
+    return withMeta({ result: answer.value }, answer);
+  }
+
+  async getContractInterface(
+    network: Network,
+    address: string,
+    contractName: string,
+  ): Promise<ContractInterfaceAnswer> {
+    const target: Target = {
+      network,
+      kind: 'interface',
+      method: 'GET',
+      path: `/v2/contracts/interface/${encodeURIComponent(address)}/${encodeURIComponent(contractName)}`,
+    };
+    const answer = await this.#attempts.run<UpstreamContractInterface>(
+      target,
+      undefined,
+      (res) => {
+        const json = parseJson(res.body);
+        if (json === PARSE_FAILED) return garbage(target, res.status);
+        if (!isRecord(json) || !Array.isArray(json['functions'])) {
+          return malformed(target, 'the ABI has no "functions" array');
+        }
+        return { type: 'ok', outcome: 'ok', value: json as UpstreamContractInterface };
+      },
+      (res) => {
+        if (res.status === 404 && /no contract interface/i.test(res.body)) {
+          return {
+            type: 'final',
+            outcome: 'not-found',
+            error: new GatewayError(
+              'UPSTREAM_API_ERROR',
+              `contract ${address}.${contractName} not found on ${describe(target)}`,
+              { retryable: false, upstreamStatus: 404 },
+              { status: 404 },
+            ),
+          };
+        }
+        return undefined;
+      },
+    );
+    return withMeta({ abi: answer.value }, answer);
+  }
+
+  async getInfo(network: Network): Promise<NodeInfoAnswer> {
+    const target: Target = { network, kind: 'info', method: 'GET', path: '/v2/info' };
+    const answer = await this.#attempts.run<UpstreamNodeInfo>(target, undefined, (res) => {
+      const json = parseJson(res.body);
+      if (json === PARSE_FAILED) return garbage(target, res.status);
+      if (!isRecord(json) || typeof json['stacks_tip_height'] !== 'number') {
+        return malformed(target, 'no numeric "stacks_tip_height"');
+      }
+      return { type: 'ok', outcome: 'ok', value: json as UpstreamNodeInfo };
+    });
+    // The body's tip is the node's own view; it counts as a report for the upstream's lag.
+    answer.upstream.stats.observeTip(answer.value.stacks_tip_height);
+    return withMeta({ info: answer.value }, answer);
+  }
+
+  /**
+   * Stop: later calls fail, in-flight attempts are aborted (UPSTREAM_API_ERROR 502, retryable),
+   * owned connection pools are closed. The upstream pool and its budgets belong to the caller
+   * and are left open. Idempotent.
+   */
+  async close(): Promise<void> {
+    await this.#transport.close();
+  }
+}
+
+// --- answer checks ----------------------------------------------------------------------------
+
+function withMeta<T extends object>(value: T, answer: Answered<unknown>): NodeAnswer<T> {
+  return answer.tipHeight === undefined
+    ? { ...value, upstream: answer.upstream.id }
+    : { ...value, upstream: answer.upstream.id, tipHeight: answer.tipHeight };
+}
+
+const PARSE_FAILED = Symbol('parse failed');
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return PARSE_FAILED;
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A 200 whose body is not JSON: see the module comment for why it is retryable but not retried. */
+function garbage(target: Target, status: number): Verdict<never> {
+  return {
+    type: 'final',
+    outcome: 'malformed',
+    error: new GatewayError(
+      'UPSTREAM_API_ERROR',
+      `upstream ${describe(target)} answered ${status} with a body that is not JSON (malformed)`,
+      { retryable: true, upstreamStatus: status, reason: 'malformed' },
+      { status: 502 },
+    ),
+  };
+}
+
+function malformed(target: Target, what: string): Verdict<never> {
+  return {
+    type: 'final',
+    outcome: 'malformed',
+    error: new GatewayError(
+      'UPSTREAM_API_ERROR',
+      `upstream ${describe(target)} answered a malformed body: ${what}`,
+      { retryable: false, reason: 'malformed' },
+      { status: 502 },
+    ),
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * What the pool learns about one upstream from the attempts sent to it: consecutive
+ * transient failures, recent latency and the last tip height it reported. Today nothing
+ * reads them to choose (each network has one upstream); they are the inputs that selection
+ * by health and latency, the circuit breaker and lag awareness (issue 13) will read, kept
+ * here so those features need no new plumbing through the attempt loop.
+ *
+ * This is not /ready's view: observability/upstream-health.ts keeps that, per network.
+ */
+import type { AttemptOutcome } from './outcomes.js';
+
+/**
+ * Failures that say the upstream itself is unwell (decisions.md's retry list). An okay:false,
+ * a 404 or a malformed body is the node answering; it counts as a success for health.
+ */
+const TRANSIENT: ReadonlySet<AttemptOutcome> = new Set([
+  'server-error',
+  'rate-limited',
+  'timeout',
+  'connection-error',
+]);
+
+/** Weight of the newest sample in the latency average: about the last ten attempts matter. */
+const LATENCY_WEIGHT = 0.2;
+
+export class UpstreamStats {
+  #consecutiveFailures = 0;
+  #latencyMs: number | undefined;
+  #tipHeight: number | undefined;
+  #tipAt: number | undefined;
+
+  /** Record one attempt's outcome, how long its exchange took, and the tip it reported. */
+  record(outcome: AttemptOutcome, durationMs: number, tipHeight?: number): void {
+    if (TRANSIENT.has(outcome)) {
+      this.#consecutiveFailures += 1;
+    } else {
+      this.#consecutiveFailures = 0;
+      // Only answers say how fast the node is; a timeout's duration is the timeout.
+      this.#latencyMs =
+        this.#latencyMs === undefined
+          ? durationMs
+          : this.#latencyMs + LATENCY_WEIGHT * (durationMs - this.#latencyMs);
+    }
+    if (tipHeight !== undefined) this.observeTip(tipHeight);
+  }
+
+  /** A tip height the upstream reported (an answer's header, or its /v2/info). Never goes back. */
+  observeTip(height: number): void {
+    if (this.#tipHeight === undefined || height >= this.#tipHeight) {
+      this.#tipHeight = height;
+      this.#tipAt = Date.now();
+    }
+  }
+
+  /** Transient failures in a row since the last answer (the breaker's count). */
+  get consecutiveFailures(): number {
+    return this.#consecutiveFailures;
+  }
+
+  /** Moving average of the answers' exchange time, ms; undefined before the first answer. */
+  get latencyMs(): number | undefined {
+    return this.#latencyMs;
+  }
+
+  /** The highest tip height the upstream reported, and when (epoch ms). */
+  get tip(): { height: number; at: number } | undefined {
+    return this.#tipHeight === undefined || this.#tipAt === undefined
+      ? undefined
+      : { height: this.#tipHeight, at: this.#tipAt };
+  }
+}
