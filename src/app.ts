@@ -11,7 +11,7 @@ import type { CacheStore } from './cache/store.js';
 import { hotEntries } from './cache/store-health.js';
 import { createStore } from './cache/stores.js';
 import { TieredStore } from './cache/tiered-store.js';
-import { type Config, NETWORKS, type Network } from './config.js';
+import type { Config } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { lazyChildLogger } from './http/lazy-logger.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -22,23 +22,23 @@ import { adminRoutes } from './http/routes/admin.js';
 import { decodeRoute } from './http/routes/decode.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
-import { instrumentBudget, Metrics } from './observability/metrics.js';
+import { Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import { ReadOnlyService } from './service/read-only.js';
 import type { AttemptEvent } from './upstream/attempts.js';
 import type { Budget } from './upstream/budget/budget.js';
-import { createTokenBuckets } from './upstream/budget/local.js';
+import { createUpstreamBuckets } from './upstream/budget/local.js';
 import type { NodeApi } from './upstream/node-api.js';
-import { createDefaultPool } from './upstream/pool.js';
+import { createPool, type UpstreamPool } from './upstream/pool.js';
 import { StacksNodeClient } from './upstream/stacks-node.js';
 
 export interface GatewayDeps {
   readonly store?: CacheStore;
   readonly node?: NodeApi & { close?(): Promise<void> | void };
-  /** The budget of each network's default upstream (today the only one). */
-  readonly budgets?: Record<Network, Budget>;
+  /** The budget of each upstream, by upstream id (a network's first upstream has the network's name). */
+  readonly budgets?: Record<string, Budget>;
 }
 
 export interface Gateway {
@@ -58,6 +58,9 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     // One line per request is written by our onResponse hook instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
+    // request.ip: the first X-Forwarded-For hop when TRUST_PROXY=true (the client behind the
+    // proxies), else the socket's address. It names the client for fair budget waiting.
+    trustProxy: config.trustProxy,
     genReqId: () => randomUUID(),
     childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger, bindings, options),
     requestIdHeader: false,
@@ -78,10 +81,11 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     config.cacheStore === 'redis'
       ? await (await import('./redis-scale-out.js')).createRedisScaleOut(config, log)
       : undefined;
-  const rawBudgets: Record<Network, Budget> =
-    deps.budgets ?? scaleOut?.budgets ?? createTokenBuckets(NETWORKS, config);
+  const rawBudgets: Record<string, Budget> =
+    deps.budgets ?? scaleOut?.budgets ?? createUpstreamBuckets(config.upstreams, config);
+  let pool: UpstreamPool | undefined;
   const metrics = new Metrics({
-    budgets: rawBudgets,
+    pool: () => pool,
     hotEntries: () => (store === undefined ? 0 : hotEntries(store)),
   });
   const onStoreError = (err: unknown, op: string): void => {
@@ -102,17 +106,45 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     coalescer: scaleOut?.coalescer,
   });
 
-  const upstreamHealth = new UpstreamHealth();
-  const budgets = Object.fromEntries(
-    NETWORKS.map((n) => [n, instrumentBudget(n, rawBudgets[n], metrics)]),
-  ) as Record<Network, Budget>;
   const onAttempt = (event: AttemptEvent): void => {
     metrics.upstreamAttempt(event);
     upstreamHealth.record(event);
   };
-  // One upstream per network today; the pool is where several will be chosen from (issue 13).
-  const pool = createDefaultPool(config, budgets);
-  const node = deps.node ?? new StacksNodeClient({ config, pool, logger: log, onAttempt });
+  // The upstreams of both networks (extensions.md section 3): selection, failover, breakers,
+  // hedging, lag and the fair queue for budget tokens all live in the pool and the attempt loop.
+  if (deps.node === undefined) {
+    pool = createPool(config, rawBudgets, {
+      settings: {
+        breakerFailures: config.upstreamBreakerFailures,
+        breakerCooldownMs: config.upstreamBreakerCooldownMs,
+        // A probe that never reports (its instance died) blocks others no longer than an attempt can take.
+        probeLeaseMs: config.upstreamTimeoutMs + 1000,
+        maxLagBlocks: config.upstreamMaxLagBlocks,
+        queueTimeoutMs: config.upstreamQueueTimeoutMs,
+        maxWaitingPerClient: config.upstreamMaxWaitingPerClient,
+      },
+      ...(scaleOut === undefined ? {} : { breakerSync: scaleOut.breakers }),
+      onBreaker: (u, state) => {
+        if (state === 'open') {
+          log.warn(
+            {
+              network: u.network,
+              upstream: u.id,
+              url: u.label,
+              cooldownMs: config.upstreamBreakerCooldownMs,
+            },
+            'upstream circuit open: skipping this upstream until one probe succeeds',
+          );
+        } else {
+          log.info({ network: u.network, upstream: u.id, url: u.label }, 'upstream circuit closed');
+        }
+      },
+      onAcquire: (network, upstream, waitedMs) => metrics.budgetWait(network, upstream?.id, waitedMs / 1000),
+    });
+  }
+  const upstreamPool = pool;
+  const upstreamHealth = new UpstreamHealth(() => upstreamPool);
+  const node = deps.node ?? new StacksNodeClient({ config, pool: upstreamPool!, logger: log, onAttempt });
 
   const abis = new AbiRegistry(cache, node);
   const readOnly = new ReadOnlyService(cache, abis, node);
@@ -171,6 +203,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       draining = true;
       await app.close();
       await node.close?.();
+      upstreamPool?.close();
       for (const b of Object.values(rawBudgets)) b.close();
       await scaleOut?.close();
       await ownedStore.close();

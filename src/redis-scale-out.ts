@@ -13,8 +13,10 @@ import type { CrossInstanceCoalescer } from './cache/coalescer.js';
 import { HotTierSync } from './cache/hot-tier-sync.js';
 import { RedisCoalescer } from './cache/redis-coalescer.js';
 import { RedisStore } from './cache/redis-store.js';
-import { type Config, NETWORKS, type Network } from './config.js';
-import { type BudgetMode, createRedisBudgets, type RedisBudget } from './redis/budget.js';
+import type { Config } from './config.js';
+import { RedisBreakerSync } from './redis/breaker.js';
+import { type BudgetMode, RedisBudget } from './redis/budget.js';
+import { budgetSettings } from './upstream/budget/budget.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */
 export interface ScaleOutLogger {
@@ -29,12 +31,15 @@ export interface RedisScaleOutStatus {
   readonly redis: 'ready' | 'down';
   /** Coalescing outcomes arrive by pub/sub (else waiters poll). */
   readonly pubsub: boolean;
-  /** Where each network's tokens come from now. */
-  readonly budget: Readonly<Record<Network, BudgetMode>>;
+  /** Where each upstream's tokens come from now, by upstream id (a network's first upstream has its name). */
+  readonly budget: Readonly<Record<string, BudgetMode>>;
 }
 
 export interface RedisScaleOut {
-  readonly budgets: Readonly<Record<Network, RedisBudget>>;
+  /** One shared budget per upstream, by upstream id. */
+  readonly budgets: Readonly<Record<string, RedisBudget>>;
+  /** Circuit-breaker transitions and probe claims shared by the instances. */
+  readonly breakers: RedisBreakerSync;
   readonly coalescer: CrossInstanceCoalescer;
   /** Evicts other instances' hot copies of changed entries. */
   readonly hotTier: HotTierSync;
@@ -48,6 +53,7 @@ export interface RedisScaleOut {
 type ScaleOutConfig = Pick<
   Config,
   | 'redisUrl'
+  | 'upstreams'
   | 'upstreamRateLimitPerMinute'
   | 'upstreamQueueTimeoutMs'
   | 'upstreamTimeoutMs'
@@ -95,18 +101,32 @@ export async function createRedisScaleOut(
   }
   const client = connection.redis;
 
-  const budgets = createRedisBudgets(NETWORKS, config, client, {
+  const budgets: Record<string, RedisBudget> = {};
+  for (const u of config.upstreams) {
+    budgets[u.id] = new RedisBudget({
+      client,
+      id: u.id,
+      keyPrefix,
+      ...budgetSettings({
+        upstreamRateLimitPerMinute: u.rateLimitPerMinute,
+        upstreamQueueTimeoutMs: config.upstreamQueueTimeoutMs,
+      }),
+      onModeChange: (mode, err) => {
+        if (mode === 'local') {
+          log.warn(
+            { err, network: u.network, upstream: u.id },
+            'upstream budget: redis unreachable, using this instance’s local token bucket',
+          );
+        } else {
+          log.info({ network: u.network, upstream: u.id }, 'upstream budget: shared through redis again');
+        }
+      },
+    });
+  }
+  const breakers = new RedisBreakerSync({
+    client,
     keyPrefix,
-    onModeChange: (network, mode, err) => {
-      if (mode === 'local') {
-        log.warn(
-          { err, network },
-          'upstream budget: redis unreachable, using this instance’s local token bucket',
-        );
-      } else {
-        log.info({ network }, 'upstream budget: shared through redis again');
-      }
-    },
+    onError: (err) => log.debug({ err }, 'circuit breaker sync: redis operation failed'),
   });
 
   // A live holder renews its lock however long its load takes; a waiter gives up on it only
@@ -131,17 +151,19 @@ export async function createRedisScaleOut(
   let closing: Promise<void> | undefined;
   return {
     budgets,
+    breakers,
     coalescer,
     hotTier,
     isReady: () => connection.isReady(),
     status: () => ({
       redis: connection.isReady() ? 'ready' : 'down',
       pubsub: coalescer.subscribed,
-      budget: Object.fromEntries(NETWORKS.map((n) => [n, budgets[n].mode])) as Record<Network, BudgetMode>,
+      budget: Object.fromEntries(Object.entries(budgets).map(([id, b]) => [id, b.mode])),
     }),
     close: () => {
       closing ??= (async () => {
         for (const b of Object.values(budgets)) b.close();
+        await breakers.close();
         await coalescer.close();
         await hotTier.close();
         await connection.close();

@@ -11,7 +11,7 @@ import { TieredStore } from '../cache/tiered-store.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
-import type { NodeApi } from '../upstream/node-api.js';
+import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { ContractRef } from './contract-ref.js';
 
 export interface AbiResult {
@@ -37,10 +37,12 @@ export class AbiRegistry {
     private readonly node: NodeApi,
   ) {}
 
-  async get(ref: ContractRef): Promise<AbiResult> {
+  async get(ref: ContractRef, ctx?: RequestContext): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
     const { value, outcome, entry } = await this.cache.get(key, async () =>
-      JSON.stringify((await this.node.getContractInterface(ref.network, ref.address, ref.contractName)).abi),
+      JSON.stringify(
+        (await this.node.getContractInterface(ref.network, ref.address, ref.contractName, ctx)).abi,
+      ),
     );
     let abi = this.#parsed.get(key);
     if (abi === undefined) {

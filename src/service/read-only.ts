@@ -19,7 +19,7 @@ import {
 } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import type { NodeApi } from '../upstream/node-api.js';
+import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
 import { assertFunctionName, type ContractRef, parseContractRef } from './contract-ref.js';
 
@@ -77,12 +77,12 @@ export class ReadOnlyService {
   ) {}
 
   /** Validate the call and get its raw result: from the cache, or from one coalesced upstream call. */
-  async lookup(req: ReadOnlyRequest, memoKey?: string): Promise<ReadOnlyLookup> {
+  async lookup(req: ReadOnlyRequest, memoKey?: string, ctx?: RequestContext): Promise<ReadOnlyLookup> {
     const call = this.#prepare(req, memoKey);
     const cc = req.cacheControl ?? {};
     const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
     const skip = cc.skipCache === true;
-    const { value, outcome, entry } = await this.cache.get(call.key, () => this.#fetch(call), {
+    const { value, outcome, entry } = await this.cache.get(call.key, () => this.#fetch(call, ctx), {
       ttlMs,
       bust: cc.bustCache === true,
       skip,
@@ -120,8 +120,8 @@ export class ReadOnlyService {
   }
 
   /** A miss: check the call against the (cached) ABI, then ask the node. */
-  async #fetch(call: PreparedCall): Promise<string> {
-    const { abi } = await this.abis.get(call.ref);
+  async #fetch(call: PreparedCall, ctx?: RequestContext): Promise<string> {
+    const { abi } = await this.abis.get(call.ref, ctx);
     const fn = abi.functions.find((f) => f.name === call.functionName);
     if (fn === undefined || fn.access === 'private') {
       throw new GatewayError(
@@ -139,6 +139,8 @@ export class ReadOnlyService {
       call.ref.contractName,
       call.functionName,
       { sender: call.sender, arguments: call.argsHex },
+      {},
+      ctx,
     );
     // Refuse to cache what we could not decode later: a malformed node answer is an upstream error.
     try {

@@ -26,7 +26,7 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
     },
     async (request, reply) => {
       const ref = parseContractRef(request.params.contractAddress, request.params.contractName);
-      const result = await abis.get(ref);
+      const result = await abis.get(ref, { clientId: request.ip, requestId: request.id });
       reply.headers(
         cacheHeaders({
           outcome: result.outcome,

@@ -36,7 +36,10 @@ export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService
       const raw = request.rawBody;
       // Identical requests (same URL, same body text) prepare identically: memoize by their text.
       const memoKey = raw !== undefined && raw.length <= MAX_MEMO_BODY ? `${request.url}\n${raw}` : undefined;
-      const result = await service.lookup({ ...request.params, ...body }, memoKey);
+      const result = await service.lookup({ ...request.params, ...body }, memoKey, {
+        clientId: request.ip,
+        requestId: request.id,
+      });
       // Set before rendering, so a cached (err ...) raised as CONTRACT_ERROR still says where it came from.
       reply.headers(cacheHeaders(result));
       const render = () => service.render(result.value, body);
