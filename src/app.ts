@@ -47,6 +47,8 @@ export interface Gateway {
   readonly store: CacheStore;
   readonly cache: ReadThroughCache;
   readonly metrics: Metrics;
+  /** The upstreams and their state (undefined when a node API was injected). */
+  readonly upstreams: UpstreamPool | undefined;
   /** Stop accepting, finish what is in flight, then release the store and upstream pools. */
   close(): Promise<void>;
 }
@@ -210,5 +212,5 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     })();
     return closing;
   };
-  return { app, config, store, cache, metrics, close };
+  return { app, config, store, cache, metrics, upstreams: upstreamPool, close };
 }

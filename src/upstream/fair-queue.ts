@@ -1,15 +1,23 @@
 /**
  * A queue served round-robin across clients and first come, first served within one client
  * (extensions.md section 7): one client's burst of misses cannot push every other client's
- * requests behind it while the budget is short. Each client's items are a FIFO; shift() takes
- * the head of the next client in turn. A client enters the rotation at its end when its first
- * item arrives and leaves it when its last one is taken or removed.
+ * requests behind it while the budget is short.
+ *
+ * Each client's items are a FIFO. shift() serves the client that was served least recently
+ * (a client never served, or not for a long time, comes first; ties go to the earlier
+ * arrival), which is round-robin when several clients keep items queued, and lets a newcomer go
+ * next instead of behind a turn the busy client took while the newcomer was not there yet.
+ * When a client's queue empties its last service is remembered (bounded), so a client cannot
+ * jump the line by draining and coming back.
  */
+const REMEMBERED_CLIENTS = 10_000;
+
 export class FairQueue<T> {
+  /** Clients with items, in order of arrival of their current run of items. */
   readonly #byClient = new Map<string, T[]>();
-  /** Clients with items, in rotation order; #next is the one whose turn comes next. */
-  #rotation: string[] = [];
-  #next = 0;
+  /** Service counter value of each client's last shift(), oldest first. */
+  readonly #lastServed = new Map<string, number>();
+  #served = 0;
   #size = 0;
 
   get size(): number {
@@ -26,30 +34,35 @@ export class FairQueue<T> {
     if (items === undefined) {
       items = [];
       this.#byClient.set(client, items);
-      // Joins the end of the rotation: before the client whose turn is next.
-      this.#rotation.splice(this.#next, 0, client);
-      this.#next += 1;
-      if (this.#next >= this.#rotation.length) this.#next = 0;
     }
     items.push(item);
     this.#size += 1;
   }
 
-  /** The next item in round-robin order. */
+  /** The next item: the head of the least recently served client's queue. */
   shift(): T | undefined {
-    if (this.#rotation.length === 0) return undefined;
-    if (this.#next >= this.#rotation.length) this.#next = 0;
-    const client = this.#rotation[this.#next]!;
-    const items = this.#byClient.get(client)!;
+    let pick: string | undefined;
+    let pickServed = Number.POSITIVE_INFINITY;
+    for (const client of this.#byClient.keys()) {
+      const served = this.#lastServed.get(client) ?? Number.NEGATIVE_INFINITY;
+      if (served < pickServed) {
+        pick = client;
+        pickServed = served;
+      }
+    }
+    if (pick === undefined) return undefined;
+    const items = this.#byClient.get(pick)!;
     const item = items.shift()!;
     this.#size -= 1;
-    if (items.length === 0) {
-      this.#byClient.delete(client);
-      this.#rotation.splice(this.#next, 1);
-    } else {
-      this.#next += 1;
+    if (items.length === 0) this.#byClient.delete(pick);
+    this.#served += 1;
+    // Re-inserted so the map stays ordered oldest service first, for the bound below.
+    this.#lastServed.delete(pick);
+    this.#lastServed.set(pick, this.#served);
+    if (this.#lastServed.size > REMEMBERED_CLIENTS) {
+      const oldest = this.#lastServed.keys().next().value;
+      if (oldest !== undefined && !this.#byClient.has(oldest)) this.#lastServed.delete(oldest);
     }
-    if (this.#next >= this.#rotation.length) this.#next = 0;
     return item;
   }
 
@@ -61,13 +74,7 @@ export class FairQueue<T> {
     if (i < 0) return false;
     items.splice(i, 1);
     this.#size -= 1;
-    if (items.length === 0) {
-      this.#byClient.delete(client);
-      const r = this.#rotation.indexOf(client);
-      this.#rotation.splice(r, 1);
-      if (r < this.#next) this.#next -= 1;
-      if (this.#next >= this.#rotation.length) this.#next = 0;
-    }
+    if (items.length === 0) this.#byClient.delete(client);
     return true;
   }
 }
