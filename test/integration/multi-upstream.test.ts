@@ -244,7 +244,12 @@ describe('hedging', () => {
   it('answers from a second upstream when the first is quiet past UPSTREAM_HEDGE_MS, aborts the first, budgets both', async () => {
     const [a, b] = [await node(), await node()];
     const gw = await gateway(
-      listEnv([a, b], { UPSTREAM_HEDGE_MS: '200', UPSTREAM_RATE_LIMIT_PER_MINUTE: '10' }),
+      // A timeout far beyond the test's: only the hedge can answer while a holds the call.
+      listEnv([a, b], {
+        UPSTREAM_HEDGE_MS: '200',
+        UPSTREAM_RATE_LIMIT_PER_MINUTE: '10',
+        UPSTREAM_TIMEOUT_MS: '600000',
+      }),
     );
     a.gate({ kind: 'call-read' });
     const res = await read(gw, 7);
