@@ -105,7 +105,7 @@ export interface PickOptions {
 }
 
 export interface AcquireOptions extends PickOptions {
-  /** Who is asking, for fairness among waiters (the client's address). */
+  /** Who is asking, for fairness among waiters (the client's address); undefined = the gateway itself, never capped. */
   readonly clientId?: string | undefined;
   /** Never wait and never fall back to avoided upstreams: undefined when nobody has a token now (hedges). */
   readonly noWait?: boolean;
@@ -221,8 +221,10 @@ export class UpstreamPool {
     if (options.noWait === true) return undefined;
     const client = options.clientId ?? ANONYMOUS;
     const waiting = queue.perClient.get(client) ?? 0;
+    // The cap is for clients; the gateway's own work (an admin warm-up of many ABIs) has no
+    // client and is bounded by the queue timeout alone.
     const cap = this.settings.maxWaitingPerClient;
-    if (waiting >= cap) throw tooManyWaiting(network, client, cap);
+    if (options.clientId !== undefined && waiting >= cap) throw tooManyWaiting(network, client, cap);
     const waitMs = nthTokenMs(
       candidates.map((u) => u.budget),
       queue.waiting.size + 1,

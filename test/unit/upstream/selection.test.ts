@@ -240,3 +240,30 @@ describe('UpstreamPool.acquire', () => {
     expect(pool.hasAlternative('testnet', { avoid: new Set() })).toBe(false);
   });
 });
+
+describe('UpstreamPool waiting without a client', () => {
+  it('does not cap the gateway’s own requests (no client id), only queues them fairly', async () => {
+    const waiters: Array<() => void> = [];
+    const budget: Budget = {
+      take: (maxWaitMs?: number) =>
+        maxWaitMs === 0
+          ? Promise.reject(new GatewayError('RATE_LIMIT_EXCEEDED', 'none', {}, { status: 429 }))
+          : new Promise<void>((resolve) => waiters.push(resolve)),
+      waitEstimateMs: () => 0,
+      available: () => 0,
+      queued: () => waiters.length,
+      close: () => undefined,
+    };
+    const pool = new UpstreamPool([{ id: 'a', network: 'testnet', url: 'http://a.test', budget }], {
+      settings: { maxWaitingPerClient: 1 },
+    });
+    const all = [pool.acquire('testnet'), pool.acquire('testnet'), pool.acquire('testnet')];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pool.waiting('testnet')).toBe(3);
+    for (let i = 0; i < 3; i++) {
+      for (const w of waiters.splice(0)) w();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect((await Promise.all(all)).length).toBe(3);
+  });
+});
