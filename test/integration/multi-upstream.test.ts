@@ -516,4 +516,29 @@ describe.skipIf(redis === undefined)('with Redis (CACHE_STORE=redis)', () => {
     expect(a.total).toBe(2);
     expect(b.count('call-read')).toBe(2);
   });
+
+  it('shares each upstream’s budget: tokens one instance spent are gone for the other', async () => {
+    const [a, b] = [await node(), await node()];
+    const env = listEnv([a, b], {
+      CACHE_STORE: 'redis',
+      REDIS_URL: redis!.url,
+      UPSTREAM_RATE_LIMIT_PER_MINUTE: '2',
+      UPSTREAM_QUEUE_TIMEOUT_MS: '0',
+    });
+    // Fresh buckets and cache: an earlier test of this file used the same keys.
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(redis!.url);
+    await admin.flushall();
+    await admin.quit();
+    const one = await gateway(env);
+    const two = await gateway(env);
+    expect((await read(one, 1)).status).toBe(200); // a's two tokens: ABI and call
+    expect([a.total, b.total]).toEqual([2, 0]);
+    expect((await read(two, 2)).status).toBe(200); // a has none left, for any instance
+    expect((await read(one, 3)).status).toBe(200);
+    expect([a.total, b.total]).toEqual([2, 2]);
+    const refused = await read(two, 4);
+    expect(refused.status).toBe(429);
+    expect([a.total, b.total]).toEqual([2, 2]);
+  });
 });
