@@ -318,7 +318,12 @@ export class Attempts {
     const verdict = interpret(target, raw, settings, onSuccess, onSpecialStatus);
     const status = raw.type === 'response' || raw.type === 'too-large' ? raw.status : undefined;
     const tipHeight = raw.type === 'response' ? readTipHeight(raw.headers) : undefined;
-    if (verdict.outcome !== 'aborted') this.#pool.report(upstream, verdict.outcome, durationMs, tipHeight);
+    if (verdict.outcome !== 'aborted') {
+      // A failure of the upstream itself (the breaker's count): what is worth another attempt,
+      // except a pinned tip it does not know, which is the node answering.
+      const failed = verdict.type === 'retry' && verdict.outcome !== 'not-found';
+      this.#pool.report(upstream, verdict.outcome, durationMs, tipHeight, failed);
+    }
     this.#emit({
       network: target.network,
       upstream: upstream.id,

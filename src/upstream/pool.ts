@@ -252,10 +252,19 @@ export class UpstreamPool {
     });
   }
 
-  /** Record one attempt's outcome: stats (latency, tip) and the circuit breaker. Aborted hedges are not reported. */
-  report(upstream: Upstream, outcome: AttemptOutcome, durationMs: number, tipHeight?: number): void {
+  /**
+   * Record one attempt's outcome: stats (latency, tip) and the circuit breaker, which counts
+   * `failed` attempts (default: the transient outcomes). Aborted hedges are not reported.
+   */
+  report(
+    upstream: Upstream,
+    outcome: AttemptOutcome,
+    durationMs: number,
+    tipHeight?: number,
+    failed: boolean = TRANSIENT_OUTCOMES.has(outcome),
+  ): void {
     upstream.stats.record(outcome, durationMs, tipHeight);
-    if (TRANSIENT_OUTCOMES.has(outcome)) upstream.breaker.onFailure();
+    if (failed) upstream.breaker.onFailure();
     else upstream.breaker.onSuccess();
   }
 

@@ -10,7 +10,7 @@
  * | 200 {okay:false,cause} (cause has NoSuchContract)  | UPSTREAM_API_ERROR 404 {cause, retryable:false} |
  * | 200 {okay:false,cause} (any other cause)           | UPSTREAM_API_ERROR 422 {cause, retryable:false} |
  * | ABI 404 "No contract interface data found"         | UPSTREAM_API_ERROR 404 {retryable:false, upstreamStatus:404} |
- * | 200 whose body is not JSON                         | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:true}, not retried |
+ * | 200 whose body is not JSON                         | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:true}, not retried on the same upstream (another is asked) |
  * | 200 JSON of the wrong shape (non-hex result, ...)  | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:false} |
  * | pinned call (?tip=) answered 404 (unknown block)   | asked of the other upstreams; then UPSTREAM_API_ERROR 404 {tip, retryable:false} |
  * | no budget token within the queue timeout           | RATE_LIMIT_EXCEEDED 429 (from the budget)    |
@@ -318,18 +318,20 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A 200 whose body is not JSON: see the module comment for why it is retryable but not retried. */
+/**
+ * A 200 whose body is not JSON: see the module comment for why it is retryable but not retried
+ * on the same upstream. Another upstream is asked when there is one (extensions.md counts
+ * garbage among the transient failures a failover covers): an intermediary glitch of one
+ * upstream says nothing of the others.
+ */
 function garbage(target: Target, status: number): Verdict<never> {
-  return {
-    type: 'final',
-    outcome: 'malformed',
-    error: new GatewayError(
-      'UPSTREAM_API_ERROR',
-      `upstream ${describe(target)} answered ${status} with a body that is not JSON (malformed)`,
-      { retryable: true, upstreamStatus: status, reason: 'malformed' },
-      { status: 502 },
-    ),
-  };
+  const error = new GatewayError(
+    'UPSTREAM_API_ERROR',
+    `upstream ${describe(target)} answered ${status} with a body that is not JSON (malformed)`,
+    { retryable: true, upstreamStatus: status, reason: 'malformed' },
+    { status: 502 },
+  );
+  return { type: 'retry', outcome: 'malformed', elsewhereOnly: true, error: () => error };
 }
 
 function malformed(target: Target, what: string): Verdict<never> {

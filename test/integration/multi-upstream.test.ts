@@ -125,6 +125,20 @@ describe('failover', () => {
     expect(b.count('call-read')).toBe(1);
   });
 
+  it('moves on from a garbage (non-JSON) answer to another upstream, never back to the same', async () => {
+    const [a, b] = [await node(), await node()];
+    a.garbage();
+    const gw = await gateway(listEnv([a, b]));
+    expect((await read(gw, 4)).status).toBe(200);
+    expect([a.total, b.total]).toEqual([2, 2]);
+    b.garbage();
+    const res = await read(gw, 5);
+    expect(res.status).toBe(502);
+    expect(res.body.error.details).toMatchObject({ reason: 'malformed', retryable: true });
+    // One attempt each: garbage is not retried on the node that sent it.
+    expect([a.count('call-read'), b.count('call-read')]).toEqual([2, 2]);
+  });
+
   it('answers the last failure when every upstream fails and the retries are spent', async () => {
     const [a, b] = [await node(), await node()];
     a.status5xx(503);
