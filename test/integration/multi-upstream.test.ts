@@ -24,6 +24,7 @@ import {
   startGateway,
   testEnv,
 } from '../support/gateway.js';
+import { startService } from '../support/process.js';
 import { metricValue, parseMetrics } from '../support/prom.js';
 import { startRedis } from '../support/redis-server.js';
 
@@ -499,6 +500,51 @@ describe('/ready and /metrics per upstream', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('logs', () => {
+  it('never carry a URL’s credentials or an API key, even at debug level with failures and breakers', async () => {
+    const [a, b] = [await node(), await node()];
+    a.status5xx(503);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-upstreams-'));
+    const file = path.join(dir, 'upstreams.json');
+    writeFileSync(
+      file,
+      JSON.stringify([
+        {
+          url: a.url.replace('http://', 'http://operator:pw-secret-1@'),
+          network: 'testnet',
+          apiKey: 'key-secret-1',
+        },
+        { url: b.url, network: 'testnet', apiKey: 'key-secret-2' },
+      ]),
+    );
+    const svc = await startService({
+      CACHE_STORE: 'memory',
+      LOG_LEVEL: 'debug',
+      STACKS_API_URL_MAINNET: a.url,
+      UPSTREAMS_FILE: file,
+      UPSTREAM_BREAKER_FAILURES: '1',
+      UPSTREAM_RETRY_BASE_MS: '1',
+    });
+    try {
+      const res = await request(`${svc.url}/contract-calls/read-only/${TESTNET_ADDR}/demo/get-n`, {
+        body: { functionArgs: [hex(Cl.uint(1))] },
+      });
+      expect(res.status).toBe(200);
+      expect(b.lastRequest()!.headers['x-api-key']).toBe('key-secret-2');
+      expect(a.lastRequest()!.headers['x-api-key']).toBe('key-secret-1');
+      await request(`${svc.url}/ready`);
+    } finally {
+      await svc.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const out = svc.output();
+    expect(out).toContain('upstream circuit open');
+    expect(out).toContain('failing over to another upstream');
+    expect(out).toContain('"upstream":"testnet-2"');
+    for (const secret of ['pw-secret', 'key-secret', 'operator']) expect(out).not.toContain(secret);
   });
 });
 
