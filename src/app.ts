@@ -8,9 +8,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
-import { hotEntries } from './cache/store-health.js';
-import { createStore } from './cache/stores.js';
-import { TieredStore } from './cache/tiered-store.js';
+import { createStore } from './cache/stores/create.js';
+import { hotEntries } from './cache/stores/health.js';
+import { TieredStore } from './cache/stores/tiered.js';
 import { type Config, NETWORKS, type Network } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { lazyChildLogger } from './http/lazy-logger.js';
@@ -72,7 +72,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   // Loaded only then: ioredis costs start-up time the other stores do not need to pay.
   const scaleOut =
     config.cacheStore === 'redis'
-      ? await (await import('./redis-scale-out.js')).createRedisScaleOut(config, log)
+      ? await (await import('./redis/scale-out.js')).createRedisScaleOut(config, log)
       : undefined;
   const rawBudgets: Record<Network, Budget> =
     deps.budgets ?? scaleOut?.budgets ?? createTokenBuckets(NETWORKS, config);

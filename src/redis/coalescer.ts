@@ -28,8 +28,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { CoalescedValue, CoalesceTask, CrossInstanceCoalescer } from '../cache/coalescer.js';
 import { type ErrorCode, GatewayError } from '../errors.js';
-import type { CoalescedValue, CoalesceTask, CrossInstanceCoalescer } from './coalescer.js';
 import { LuaScript } from './lua-script.js';
 
 const RELEASE = new LuaScript(`

@@ -9,12 +9,12 @@
  * ("redis unavailable ..." / "redis connection ready"), and so are the budgets' switches to
  * and from their local fallback; status() summarises them for /ready.
  */
-import type { CrossInstanceCoalescer } from './cache/coalescer.js';
-import { HotTierSync } from './cache/hot-tier-sync.js';
-import { RedisCoalescer } from './cache/redis-coalescer.js';
-import { RedisStore } from './cache/redis-store.js';
-import { type Config, NETWORKS, type Network } from './config.js';
-import { type BudgetMode, createRedisBudgets, type RedisBudget } from './upstream/redis-budget.js';
+import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
+import { RedisStore } from '../cache/stores/redis.js';
+import { type Config, NETWORKS, type Network } from '../config.js';
+import { type BudgetMode, createRedisBudgets, type RedisBudget } from '../upstream/redis-budget.js';
+import { RedisCoalescer } from './coalescer.js';
+import { HotTierSync } from './hot-tier-sync.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */
 export interface ScaleOutLogger {

@@ -7,7 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
 import type { StoredEntry } from '../cache/store.js';
-import { TieredStore } from '../cache/tiered-store.js';
+import { TieredStore } from '../cache/stores/tiered.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';

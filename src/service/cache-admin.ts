@@ -5,7 +5,7 @@
  */
 import { ABI_PREFIX, abiKey, READ_ONLY_PREFIX, readOnlyPrefix } from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
-import { hotEntries } from '../cache/store-health.js';
+import { hotEntries } from '../cache/stores/health.js';
 import { isGatewayError } from '../errors.js';
 import type { AbiRegistry } from './abi-registry.js';
 import type { ContractRef } from './contract-ref.js';

@@ -4,9 +4,10 @@
  * serialized envelope is computed once; the memo lives exactly as long as the entry does
  * (a WeakMap), so eviction and invalidation need no bookkeeping here.
  */
+
+import { okJson } from '../api/envelope.js';
 import type { StoredEntry } from '../cache/store.js';
 import { isGatewayError } from '../errors.js';
-import { okJson } from './envelope.js';
 
 /** The envelope text of a success, or the error (CONTRACT_ERROR) rendering raised. */
 type Rendered = { readonly body: string } | { readonly error: unknown };

@@ -3,8 +3,8 @@
  * is probed through its cold tier, since its own reads fall back to the hot tier and would
  * always look healthy.
  */
-import type { CacheStore } from './store.js';
-import { TieredStore } from './tiered-store.js';
+import type { CacheStore } from '../store.js';
+import { TieredStore } from './tiered.js';
 
 export interface StoreHealth {
   readonly ok: boolean;

@@ -5,7 +5,7 @@
  * checked against the injected clock on every read.
  */
 import { LRUCache } from 'lru-cache';
-import { type CacheStore, expiryFor, isLive, type StoredEntry } from './store.js';
+import { type CacheStore, expiryFor, isLive, type StoredEntry } from '../store.js';
 
 export interface MemoryStoreOptions {
   /** Most entries held; the least recently used is evicted beyond it. */

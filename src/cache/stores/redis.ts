@@ -21,7 +21,7 @@
  * with capped exponential backoff. `onStatus` reports ready/down transitions.
  */
 import { Redis } from 'ioredis';
-import { type CacheStore, expiryFor, isLive, type StoredEntry } from './store.js';
+import { type CacheStore, expiryFor, isLive, type StoredEntry } from '../store.js';
 
 export type RedisStatus = 'ready' | 'down';
 

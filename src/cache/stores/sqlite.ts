@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { type CacheStore, expiryFor, isLive, type StoredEntry } from './store.js';
+import { type CacheStore, expiryFor, isLive, type StoredEntry } from '../store.js';
 
 export interface SqliteStoreOptions {
   /** Clock in epoch ms; injectable so tests can advance time without sleeping. */

@@ -12,8 +12,9 @@
  * correctly without the cold store, so their cold failures are thrown (unreported: the
  * caller sees them).
  */
-import { EntryLru } from './memory-store.js';
-import { type CacheStore, expiryFor, type StoredEntry } from './store.js';
+
+import { type CacheStore, expiryFor, type StoredEntry } from '../store.js';
+import { EntryLru } from './memory.js';
 
 export type TieredOp = 'get' | 'set' | 'close';
 

@@ -1,11 +1,11 @@
 /** GET /contract-calls/abi/{contractAddress}/{contractName} and GET /contract-calls/known-contracts */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ok, okJson } from '../../api/envelope.js';
+import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../../api/schemas.js';
 import type { AbiRegistry } from '../../service/abi-registry.js';
+import { cacheHeaders } from '../../service/cache-status.js';
 import { parseContractRef } from '../../service/contract-ref.js';
-import { cacheHeaders } from '../cache-status.js';
-import { ok, okJson } from '../envelope.js';
-import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../schemas.js';
 
 export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async (app, { abis }) => {
   app.get(

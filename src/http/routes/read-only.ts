@@ -1,10 +1,10 @@
 /** POST /contract-calls/read-only/{contractAddress}/{contractName}/{functionName} */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '../../api/schemas.js';
+import { cacheHeaders } from '../../service/cache-status.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
-import { cacheHeaders } from '../cache-status.js';
-import { RenderedBodies, successBody } from '../rendered-bodies.js';
-import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '../schemas.js';
+import { RenderedBodies, successBody } from '../../service/rendered-bodies.js';
 
 /** Longest request body whose prepared form is memoized (longer ones are rare and re-prepared). */
 const MAX_MEMO_BODY = 4096;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approximateBytes, MemoryStore } from '../../../src/cache/memory-store.js';
+import { approximateBytes, MemoryStore } from '../../../src/cache/stores/memory.js';
 import { testClock } from './store-contract.js';
 
 describe('MemoryStore', () => {

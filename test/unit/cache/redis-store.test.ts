@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { namespaceOf, type RedisStatus, RedisStore } from '../../../src/cache/redis-store.js';
-import { TieredStore } from '../../../src/cache/tiered-store.js';
+import { namespaceOf, type RedisStatus, RedisStore } from '../../../src/cache/stores/redis.js';
+import { TieredStore } from '../../../src/cache/stores/tiered.js';
 import { startRedis } from '../../support/redis-server.js';
 import { testClock } from './store-contract.js';
 

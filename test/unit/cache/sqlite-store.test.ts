@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { prefixSuccessor, SqliteStore } from '../../../src/cache/sqlite-store.js';
+import { prefixSuccessor, SqliteStore } from '../../../src/cache/stores/sqlite.js';
 import { testClock } from './store-contract.js';
 import { tmpDir } from './tmp-dir.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore } from '../../../src/cache/memory-store.js';
 import type { CacheStore, StoredEntry } from '../../../src/cache/store.js';
-import { TieredStore } from '../../../src/cache/tiered-store.js';
+import { MemoryStore } from '../../../src/cache/stores/memory.js';
+import { TieredStore } from '../../../src/cache/stores/tiered.js';
 import { testClock } from './store-contract.js';
 
 /** A memory store whose calls are counted. */

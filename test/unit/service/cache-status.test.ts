@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheHeaders } from '../../../src/http/cache-status.js';
+import { cacheHeaders } from '../../../src/service/cache-status.js';
 
 const now = 1_000_000;
 

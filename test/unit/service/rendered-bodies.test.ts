@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEntry } from '../../../src/cache/store.js';
 import { GatewayError } from '../../../src/errors.js';
-import { RenderedBodies, successBody } from '../../../src/http/rendered-bodies.js';
+import { RenderedBodies, successBody } from '../../../src/service/rendered-bodies.js';
 
 const entry = (): StoredEntry => ({ value: '0x01', storedAt: 0, expiresAt: null });
 
