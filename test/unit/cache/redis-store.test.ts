@@ -158,6 +158,29 @@ describe.skipIf(server === undefined)('RedisStore against a real redis-server', 
     await expect(store.get('bad')).rejects.toThrow(/unexpected shape/);
   });
 
+  it('reads a value written before staleAt and tipHeight were stored', async () => {
+    const { store } = makeStore();
+    await store.connect();
+    await admin.set(`${store.keyPrefix}k:old:ttl`, JSON.stringify({ v: 'a', s: 1, e: 8_000_000_000_000 }));
+    await admin.set(`${store.keyPrefix}k:old:forever`, JSON.stringify({ v: 'b', s: 2, e: null }));
+    expect(await store.get('old:ttl')).toEqual({
+      value: 'a',
+      storedAt: 1,
+      staleAt: 8_000_000_000_000,
+      expiresAt: 8_000_000_000_000,
+      tipHeight: null,
+    });
+    expect(await store.get('old:forever')).toEqual({
+      value: 'b',
+      storedAt: 2,
+      staleAt: null,
+      expiresAt: null,
+      tipHeight: null,
+    });
+    await admin.set(`${store.keyPrefix}k:bad`, JSON.stringify({ v: 'c', s: 3, e: null, h: 'tall' }));
+    await expect(store.get('bad')).rejects.toThrow(/unexpected shape/);
+  });
+
   it('exposes its client and readiness', async () => {
     const { store, statuses } = makeStore();
     expect(store.isReady()).toBe(false);

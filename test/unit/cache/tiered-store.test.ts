@@ -60,8 +60,20 @@ describe('TieredStore', () => {
     await inner.set('ro:k', 'from cold', 1_000);
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
     clock.advance(400);
-    expect(await store.get('ro:k')).toEqual({ value: 'from cold', storedAt: t, expiresAt: t + 1_000 });
-    expect(await store.get('ro:k')).toEqual({ value: 'from cold', storedAt: t, expiresAt: t + 1_000 });
+    expect(await store.get('ro:k')).toEqual({
+      value: 'from cold',
+      storedAt: t,
+      staleAt: t + 1_000,
+      expiresAt: t + 1_000,
+      tipHeight: null,
+    });
+    expect(await store.get('ro:k')).toEqual({
+      value: 'from cold',
+      storedAt: t,
+      staleAt: t + 1_000,
+      expiresAt: t + 1_000,
+      tipHeight: null,
+    });
     expect(cold.get).toHaveBeenCalledTimes(1);
     expect(store.hotSize).toBe(1);
     // The promoted copy expires with the original, not a full ttl after promotion.
@@ -155,7 +167,7 @@ describe('TieredStore', () => {
     cold.get.mockReturnValueOnce(slow.promise);
     const reading = store.get('k');
     await store.set('k', 'new');
-    slow.resolve({ value: 'old', storedAt: 0, expiresAt: null });
+    slow.resolve({ value: 'old', storedAt: 0, staleAt: null, expiresAt: null, tipHeight: null });
     expect((await reading)?.value).toBe('old'); // that read started before the write
     expect((await store.get('k'))?.value).toBe('new');
   });
@@ -168,7 +180,7 @@ describe('TieredStore', () => {
     cold.get.mockReturnValueOnce(slow.promise);
     const reading = store.get('k');
     await store.delete('k');
-    slow.resolve({ value: 'old', storedAt: 0, expiresAt: null });
+    slow.resolve({ value: 'old', storedAt: 0, staleAt: null, expiresAt: null, tipHeight: null });
     await reading;
     expect(store.hotSize).toBe(0);
     expect(await store.get('k')).toBeUndefined();
