@@ -10,7 +10,6 @@ import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
-import { TieredStore } from './cache/stores/tiered.js';
 import { type Config, NETWORKS, type Network } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { lazyChildLogger } from './http/lazy-logger.js';
@@ -89,7 +88,10 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       onError: onStoreError,
       ...(scaleOut === undefined ? {} : { onSharedChange: (key: string) => scaleOut.hotTier.announce(key) }),
     });
-    if (scaleOut !== undefined && created instanceof TieredStore) scaleOut.hotTier.bind(created);
+    // A store with a hot tier in front of the shared Redis: other instances' writes evict from it.
+    if (scaleOut !== undefined && created.evictHot !== undefined) {
+      scaleOut.hotTier.bind({ evictHot: created.evictHot.bind(created) });
+    }
     store = created;
   }
   const cache = new ReadThroughCache(store, {

@@ -4,10 +4,9 @@
  * so a known contract costs no ABI request.
  */
 import { LRUCache } from 'lru-cache';
+import type { CacheEntry } from '../cache/entry.js';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
-import type { StoredEntry } from '../cache/store.js';
-import { TieredStore } from '../cache/stores/tiered.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
@@ -19,7 +18,7 @@ export interface AbiResult {
   readonly json: string;
   readonly abi: ContractAbi;
   readonly outcome: CacheOutcome;
-  readonly entry?: StoredEntry | undefined;
+  readonly entry?: CacheEntry | undefined;
 }
 
 export interface KnownContract {
@@ -54,12 +53,12 @@ export class AbiRegistry {
   async known(): Promise<KnownContract[]> {
     let keys: string[];
     try {
-      keys = await this.cache.store.list(ABI_PREFIX);
+      keys = await this.cache.list(ABI_PREFIX);
     } catch (err) {
       // The persistent store is down (e.g. Redis): answer from what the hot tier still holds
-      // rather than fail; a plain store has nothing else to offer.
-      const store = this.cache.store;
-      if (!(store instanceof TieredStore)) {
+      // rather than fail; a store without one has nothing else to offer.
+      const held = this.cache.listHeld(ABI_PREFIX);
+      if (held === undefined) {
         throw new GatewayError(
           'SERVICE_UNAVAILABLE',
           'the cache store could not list known contracts',
@@ -69,7 +68,7 @@ export class AbiRegistry {
           },
         );
       }
-      keys = store.listHot(ABI_PREFIX);
+      keys = held;
     }
     const seen = new Set<string>();
     const out: KnownContract[] = [];

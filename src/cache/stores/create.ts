@@ -11,6 +11,7 @@
  * whole cache, but still bounded.
  */
 import type { Config } from '../../config.js';
+import type { CacheStore } from '../store.js';
 import { MemoryStore } from './memory.js';
 // ioredis is loaded only for CACHE_STORE=redis (start-up time of the other modes).
 import type { RedisStatus } from './redis.js';
@@ -33,8 +34,6 @@ export interface StoreHooks {
   onSharedChange?(key: string): void;
 }
 
-export type AppStore = TieredStore | MemoryStore;
-
 type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCacheMaxEntries'>;
 
 /**
@@ -42,7 +41,7 @@ type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCach
  * the gateway: the failure is reported as op 'connect', the hot tier serves, and the client
  * keeps reconnecting in the background.
  */
-export async function createStore(config: StoreConfig, hooks: StoreHooks): Promise<AppStore> {
+export async function createStore(config: StoreConfig, hooks: StoreHooks): Promise<CacheStore> {
   const hot = { maxEntries: config.hotCacheMaxEntries, maxBytes: HOT_TIER_MAX_BYTES };
   const onError = (err: unknown, op: StoreOp): void => hooks.onError(err, op);
   switch (config.cacheStore) {
