@@ -7,6 +7,7 @@
  * section 2) is a requirement of the reading request, judged against the entry's tipHeight
  * and the gateway's current tip (src/chain/); nothing passes it yet.
  */
+import { withinBlocks } from '../chain/freshness.js';
 import type { CacheEntry } from './entry.js';
 
 export type Freshness = 'fresh' | 'stale' | 'expired';
@@ -27,10 +28,8 @@ export function classify(
   if (entry.expiresAt !== null && entry.expiresAt <= now) return 'expired';
   if (entry.staleAt !== null && entry.staleAt <= now) return 'stale';
   const maxBlocks = requirement?.maxBlocks;
-  if (maxBlocks !== undefined) {
-    const tip = requirement?.tipHeight;
-    // An entry without a height, or a tip unknown, fits no block bound (extensions.md, section 2).
-    if (entry.tipHeight === null || tip === undefined || tip - entry.tipHeight > maxBlocks) return 'stale';
+  if (maxBlocks !== undefined && !withinBlocks(entry.tipHeight, requirement?.tipHeight, maxBlocks)) {
+    return 'stale';
   }
   return 'fresh';
 }
