@@ -127,7 +127,6 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
   readonly #inboxes = new Map<string, Set<Inbox>>();
   readonly #instance = randomUUID();
   readonly #sub: Subscription | undefined;
-  #subscribed = false;
   #onSubscribed: (() => void) | undefined;
   readonly #firstSubscription: Promise<void>;
   #runs = 0;
@@ -148,22 +147,13 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
     });
     if (options.pubsub !== false) {
       this.#sub = subscribe(this.#client, this.channel, {
-        onClose: () => {
-          this.#subscribed = false;
-        },
         onSubscribed: () => {
-          this.#subscribed = true;
           this.#onSubscribed?.();
         },
         onError: (err) => this.#onError(err, 'subscribe'),
         onMessage: (message) => this.#dispatch(message),
       });
     }
-  }
-
-  /** Whether outcomes arrive by pub/sub now (otherwise waiters rely on polling). */
-  get subscribed(): boolean {
-    return this.#subscribed && this.#sub?.connected === true;
   }
 
   /** Resolves once outcomes first arrive by pub/sub (never, with pubsub: false). */
@@ -230,7 +220,6 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#subscribed = false;
     this.#sub?.close();
   }
 

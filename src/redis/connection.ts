@@ -140,14 +140,10 @@ export interface SubscriptionHandlers {
   onMessage(message: string): void;
   /** Subscribed, on the first connection and after every reconnection. */
   onSubscribed?(): void;
-  /** The subscriber's connection dropped (messages may be missed until onSubscribed). */
-  onClose?(): void;
   onError?(err: unknown): void;
 }
 
 export interface Subscription {
-  /** The subscriber is connected (and, after onSubscribed, listening). */
-  readonly connected: boolean;
   close(): void;
 }
 
@@ -159,7 +155,6 @@ export interface Subscription {
 export function subscribe(client: Redis, channel: string, handlers: SubscriptionHandlers): Subscription {
   const sub = client.duplicate({ lazyConnect: true });
   sub.on('error', () => {});
-  if (handlers.onClose !== undefined) sub.on('close', () => handlers.onClose?.());
   // Idempotent next to ioredis' own resubscribe on reconnect.
   sub.on('ready', () => {
     sub.subscribe(channel).then(
@@ -171,10 +166,5 @@ export function subscribe(client: Redis, channel: string, handlers: Subscription
   sub.connect().catch(() => {
     // Unreachable now: ioredis keeps reconnecting.
   });
-  return {
-    get connected() {
-      return sub.status === 'ready';
-    },
-    close: () => sub.disconnect(),
-  };
+  return { close: () => sub.disconnect() };
 }
