@@ -44,11 +44,6 @@ export function newEntry(value: string, now: number, ttlMs?: number, meta: Entry
   };
 }
 
-/** expiresAt for a ttl in ms at time `now`; null when the entry never expires. */
-export function expiryFor(ttlMs: number | undefined, now: number): number | null {
-  return ttlMs === undefined || ttlMs <= 0 ? null : now + ttlMs;
-}
-
 /** Whether the store still holds the entry (fresh or stale) at `now`. */
 export function isLive(entry: Pick<CacheEntry, 'expiresAt'>, now: number): boolean {
   return entry.expiresAt === null || entry.expiresAt > now;

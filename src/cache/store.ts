@@ -10,10 +10,6 @@
 import type { CacheEntry, EntryMeta } from './entry.js';
 
 export type { CacheEntry, EntryMeta } from './entry.js';
-export { expiryFor, isLive } from './entry.js';
-
-/** The former name of CacheEntry, kept for callers that name the stored form. */
-export type StoredEntry = CacheEntry;
 
 export interface CacheStore {
   /** Short name for logs and metrics: "memory", "sqlite", "redis", "tiered". */

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { CacheStore, StoredEntry } from '../../../src/cache/store.js';
+import type { CacheEntry, CacheStore } from '../../../src/cache/store.js';
 import { MemoryStore } from '../../../src/cache/stores/memory.js';
 import { TieredStore } from '../../../src/cache/stores/tiered.js';
 import { testClock } from './store-contract.js';
@@ -163,7 +163,7 @@ describe('TieredStore', () => {
     const clock = testClock();
     const { cold } = spiedCold(clock.now);
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
-    const slow = deferred<StoredEntry | undefined>();
+    const slow = deferred<CacheEntry | undefined>();
     cold.get.mockReturnValueOnce(slow.promise);
     const reading = store.get('k');
     await store.set('k', 'new');
@@ -176,7 +176,7 @@ describe('TieredStore', () => {
     const clock = testClock();
     const { cold } = spiedCold(clock.now);
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
-    const slow = deferred<StoredEntry | undefined>();
+    const slow = deferred<CacheEntry | undefined>();
     cold.get.mockReturnValueOnce(slow.promise);
     const reading = store.get('k');
     await store.delete('k');

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { StoredEntry } from '../../../src/cache/store.js';
+import type { CacheEntry } from '../../../src/cache/store.js';
 import { GatewayError } from '../../../src/errors.js';
 import { RenderedBodies, successBody } from '../../../src/service/rendered-bodies.js';
 
-const entry = (): StoredEntry => ({
+const entry = (): CacheEntry => ({
   value: '0x01',
   storedAt: 0,
   staleAt: null,
