@@ -59,7 +59,7 @@ export class ReadThroughCache {
   private readonly now: () => number;
 
   constructor(
-    readonly store: CacheStore,
+    private readonly store: CacheStore,
     hooks: {
       onStoreError?: StoreErrorHook;
       onOutcome?: OutcomeHook;

@@ -4,13 +4,16 @@
  * so a known contract costs no ABI request.
  */
 import { LRUCache } from 'lru-cache';
+import { okJson } from '../api/envelope.js';
 import type { CacheEntry } from '../cache/entry.js';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
-import type { ContractRef } from './contract-ref.js';
+import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
+import { cacheHeaders } from './cache-status.js';
+import { type ContractRef, parseContractRef } from './contract-ref.js';
 import type { NodeApi } from './node-api.js';
 
 export interface AbiResult {
@@ -35,6 +38,23 @@ export class AbiRegistry {
     private readonly cache: ReadThroughCache,
     private readonly node: NodeApi,
   ) {}
+
+  /** The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age. */
+  async answer(contractAddress: string, contractName: string): Promise<RenderedAnswer> {
+    const result = await this.get(parseContractRef(contractAddress, contractName));
+    const cache = cacheHeaders({
+      outcome: result.outcome,
+      entry: result.entry,
+      stored: result.outcome !== 'hit',
+      ttlMs: undefined,
+    });
+    // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
+    return {
+      status: 200,
+      headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
+      body: okJson(result.json),
+    };
+  }
 
   async get(ref: ContractRef): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);

@@ -16,11 +16,13 @@ import { checkArguments, decodeClarityHex, renderClarityValue } from '../clarity
 import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AbiRegistry } from './abi-registry.js';
+import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
 import type { NodeApi } from './node-api.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
 
+export type { RenderedAnswer } from './answer.js';
 export type { RequestText } from './prepared-call.js';
 
 export interface ReadOnlyRequest {
@@ -41,14 +43,6 @@ export interface ReadOnlyRequest {
     | undefined;
 }
 
-/** A success, ready to send: status, headers (Cache-Status, Age, Content-Type) and the envelope text. */
-export interface RenderedAnswer {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  /** The JSON text of the success envelope. */
-  readonly body: string;
-}
-
 export interface ReadOnlyLookup {
   /** The node's raw result (0x hex), from the cache or fresh. */
   readonly value: string;
@@ -59,8 +53,6 @@ export interface ReadOnlyLookup {
   readonly stored: boolean;
   readonly ttlMs: number | undefined;
 }
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 export class ReadOnlyService {
   readonly #prepared = new PreparedCalls();
@@ -97,7 +89,7 @@ export class ReadOnlyService {
     } catch (err) {
       throw isGatewayError(err) ? withHeaders(err, cache) : err;
     }
-    return { status: 200, headers: { ...cache, 'content-type': JSON_TYPE }, body };
+    return { status: 200, headers: { ...cache, 'content-type': JSON_CONTENT_TYPE }, body };
   }
 
   /** Decode a raw result with the request's options; an (err ...) raises CONTRACT_ERROR. */
