@@ -5,8 +5,8 @@
  * written to the log line of that error.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fail } from '../api/envelope.js';
 import { GatewayError, isGatewayError, newErrorId } from '../errors.js';
-import { fail } from './envelope.js';
 import type { RouteMethods } from './route-table.js';
 
 /** Fastify error codes that are the client's fault, and what we answer for them. */

@@ -1,5 +1,5 @@
 /**
- * JSON body parsing that keeps the raw text beside the parsed body: the read-only route uses
+ * JSON body parsing that keeps the raw text beside the parsed body: the read-only service uses
  * it as a memo key, so a repeated identical request skips re-validating and re-hashing its
  * arguments. Any Content-Type is parsed as JSON (`curl -d` sends form encoding by default).
  */

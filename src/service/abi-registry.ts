@@ -4,22 +4,24 @@
  * so a known contract costs no ABI request.
  */
 import { LRUCache } from 'lru-cache';
+import { okJson } from '../api/envelope.js';
+import type { CacheEntry } from '../cache/entry.js';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
-import type { StoredEntry } from '../cache/store.js';
-import { TieredStore } from '../cache/tiered-store.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
 import type { NodeApi } from '../upstream/node-api.js';
-import type { ContractRef } from './contract-ref.js';
+import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
+import { cacheHeaders } from './cache-status.js';
+import { type ContractRef, parseContractRef } from './contract-ref.js';
 
 export interface AbiResult {
   /** The ABI document exactly as stored (JSON text), to answer without re-serializing. */
   readonly json: string;
   readonly abi: ContractAbi;
   readonly outcome: CacheOutcome;
-  readonly entry?: StoredEntry | undefined;
+  readonly entry?: CacheEntry | undefined;
 }
 
 export interface KnownContract {
@@ -36,6 +38,23 @@ export class AbiRegistry {
     private readonly cache: ReadThroughCache,
     private readonly node: NodeApi,
   ) {}
+
+  /** The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age. */
+  async answer(contractAddress: string, contractName: string): Promise<RenderedAnswer> {
+    const result = await this.get(parseContractRef(contractAddress, contractName));
+    const cache = cacheHeaders({
+      outcome: result.outcome,
+      entry: result.entry,
+      stored: result.outcome !== 'hit',
+      ttlMs: undefined,
+    });
+    // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
+    return {
+      status: 200,
+      headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
+      body: okJson(result.json),
+    };
+  }
 
   async get(ref: ContractRef): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
@@ -54,12 +73,12 @@ export class AbiRegistry {
   async known(): Promise<KnownContract[]> {
     let keys: string[];
     try {
-      keys = await this.cache.store.list(ABI_PREFIX);
+      keys = await this.cache.list(ABI_PREFIX);
     } catch (err) {
       // The persistent store is down (e.g. Redis): answer from what the hot tier still holds
-      // rather than fail; a plain store has nothing else to offer.
-      const store = this.cache.store;
-      if (!(store instanceof TieredStore)) {
+      // rather than fail; a store without one has nothing else to offer.
+      const held = this.cache.listHeld(ABI_PREFIX);
+      if (held === undefined) {
         throw new GatewayError(
           'SERVICE_UNAVAILABLE',
           'the cache store could not list known contracts',
@@ -69,7 +88,7 @@ export class AbiRegistry {
           },
         );
       }
-      keys = store.listHot(ABI_PREFIX);
+      keys = held;
     }
     const seen = new Set<string>();
     const out: KnownContract[] = [];

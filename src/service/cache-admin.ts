@@ -5,7 +5,6 @@
  */
 import { ABI_PREFIX, abiKey, READ_ONLY_PREFIX, readOnlyPrefix } from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
-import { hotEntries } from '../cache/store-health.js';
 import { isGatewayError } from '../errors.js';
 import type { AbiRegistry } from './abi-registry.js';
 import type { ContractRef } from './contract-ref.js';
@@ -27,16 +26,13 @@ export class CacheAdmin {
   ) {}
 
   /** Remove every entry whose key starts with prefix; returns how many were removed. */
-  async deletePrefix(prefix: string): Promise<number> {
-    const keys = await this.cache.store.list(prefix);
-    let deleted = 0;
-    for (const key of keys) if (await this.cache.store.delete(key)) deleted++;
-    return deleted;
+  deletePrefix(prefix: string): Promise<number> {
+    return this.cache.invalidatePrefix(prefix);
   }
 
   /** The one entry a read-only request maps to (same validation and key as the call itself). */
   async invalidateCall(req: ReadOnlyRequest): Promise<number> {
-    return (await this.cache.store.delete(this.readOnly.keyOf(req))) ? 1 : 0;
+    return (await this.cache.invalidate(this.readOnly.keyOf(req))) ? 1 : 0;
   }
 
   /** Every cached result of a contract, or of one of its functions; optionally its ABI too. */
@@ -46,7 +42,7 @@ export class CacheAdmin {
     );
     if (includeAbi && functionName === undefined) {
       const key = abiKey(ref.network, ref.address, ref.contractName);
-      if (await this.cache.store.delete(key)) deleted++;
+      if (await this.cache.invalidate(key)) deleted++;
       this.abis.forget(key);
     }
     return deleted;
@@ -82,13 +78,13 @@ export class CacheAdmin {
 
   async stats(): Promise<Record<string, unknown>> {
     const [abiKeys, resultKeys] = await Promise.all([
-      this.cache.store.list(ABI_PREFIX),
-      this.cache.store.list(READ_ONLY_PREFIX),
+      this.cache.list(ABI_PREFIX),
+      this.cache.list(READ_ONLY_PREFIX),
     ]);
     return {
-      store: this.cache.store.kind,
+      store: this.cache.kind,
       entries: { abis: abiKeys.length, readOnlyResults: resultKeys.length },
-      hotTierEntries: hotEntries(this.cache.store),
+      hotTierEntries: this.cache.hotEntries,
       inflightLoads: this.cache.inflight,
     };
   }

@@ -1,11 +1,9 @@
 /** GET /contract-calls/abi/{contractAddress}/{contractName} and GET /contract-calls/known-contracts */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ok } from '../../api/envelope.js';
+import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../../api/schemas.js';
 import type { AbiRegistry } from '../../service/abi-registry.js';
-import { parseContractRef } from '../../service/contract-ref.js';
-import { cacheHeaders } from '../cache-status.js';
-import { ok, okJson } from '../envelope.js';
-import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../schemas.js';
 
 export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async (app, { abis }) => {
   app.get(
@@ -25,20 +23,12 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
       },
     },
     async (request, reply) => {
-      const ref = parseContractRef(request.params.contractAddress, request.params.contractName);
-      const result = await abis.get(ref);
-      reply.headers(
-        cacheHeaders({
-          outcome: result.outcome,
-          entry: result.entry,
-          stored: result.outcome !== 'hit',
-          ttlMs: undefined,
-        }),
-      );
-      // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify
-      // (Fastify sends a string payload as it is, without the response serializer).
-      const body = okJson(result.json);
-      return reply.type('application/json; charset=utf-8').send(body as never);
+      const answer = await abis.answer(request.params.contractAddress, request.params.contractName);
+      // Already JSON: Fastify sends a string payload as it is, without the response serializer.
+      return reply
+        .code(answer.status)
+        .headers(answer.headers)
+        .send(answer.body as never);
     },
   );
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../../src/cache/memory-store.js';
 import { ReadThroughCache } from '../../../src/cache/read-through.js';
 import type { CacheStore } from '../../../src/cache/store.js';
+import { MemoryStore } from '../../../src/cache/stores/memory.js';
 
 function deferred<T>() {
   let resolve!: (v: T) => void;

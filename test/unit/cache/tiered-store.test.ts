@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore } from '../../../src/cache/memory-store.js';
-import type { CacheStore, StoredEntry } from '../../../src/cache/store.js';
-import { TieredStore } from '../../../src/cache/tiered-store.js';
+import type { CacheEntry, CacheStore } from '../../../src/cache/store.js';
+import { MemoryStore } from '../../../src/cache/stores/memory.js';
+import { TieredStore } from '../../../src/cache/stores/tiered.js';
 import { testClock } from './store-contract.js';
 
 /** A memory store whose calls are counted. */
@@ -60,8 +60,20 @@ describe('TieredStore', () => {
     await inner.set('ro:k', 'from cold', 1_000);
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
     clock.advance(400);
-    expect(await store.get('ro:k')).toEqual({ value: 'from cold', storedAt: t, expiresAt: t + 1_000 });
-    expect(await store.get('ro:k')).toEqual({ value: 'from cold', storedAt: t, expiresAt: t + 1_000 });
+    expect(await store.get('ro:k')).toEqual({
+      value: 'from cold',
+      storedAt: t,
+      staleAt: t + 1_000,
+      expiresAt: t + 1_000,
+      tipHeight: null,
+    });
+    expect(await store.get('ro:k')).toEqual({
+      value: 'from cold',
+      storedAt: t,
+      staleAt: t + 1_000,
+      expiresAt: t + 1_000,
+      tipHeight: null,
+    });
     expect(cold.get).toHaveBeenCalledTimes(1);
     expect(store.hotSize).toBe(1);
     // The promoted copy expires with the original, not a full ttl after promotion.
@@ -151,11 +163,11 @@ describe('TieredStore', () => {
     const clock = testClock();
     const { cold } = spiedCold(clock.now);
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
-    const slow = deferred<StoredEntry | undefined>();
+    const slow = deferred<CacheEntry | undefined>();
     cold.get.mockReturnValueOnce(slow.promise);
     const reading = store.get('k');
     await store.set('k', 'new');
-    slow.resolve({ value: 'old', storedAt: 0, expiresAt: null });
+    slow.resolve({ value: 'old', storedAt: 0, staleAt: null, expiresAt: null, tipHeight: null });
     expect((await reading)?.value).toBe('old'); // that read started before the write
     expect((await store.get('k'))?.value).toBe('new');
   });
@@ -164,11 +176,11 @@ describe('TieredStore', () => {
     const clock = testClock();
     const { cold } = spiedCold(clock.now);
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
-    const slow = deferred<StoredEntry | undefined>();
+    const slow = deferred<CacheEntry | undefined>();
     cold.get.mockReturnValueOnce(slow.promise);
     const reading = store.get('k');
     await store.delete('k');
-    slow.resolve({ value: 'old', storedAt: 0, expiresAt: null });
+    slow.resolve({ value: 'old', storedAt: 0, staleAt: null, expiresAt: null, tipHeight: null });
     await reading;
     expect(store.hotSize).toBe(0);
     expect(await store.get('k')).toBeUndefined();

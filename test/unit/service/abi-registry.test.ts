@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { abiKey } from '../../../src/cache/keys.js';
-import { MemoryStore } from '../../../src/cache/memory-store.js';
 import { ReadThroughCache } from '../../../src/cache/read-through.js';
 import type { CacheStore } from '../../../src/cache/store.js';
-import { TieredStore } from '../../../src/cache/tiered-store.js';
+import { MemoryStore } from '../../../src/cache/stores/memory.js';
+import { TieredStore } from '../../../src/cache/stores/tiered.js';
 import { isGatewayError } from '../../../src/errors.js';
 import { AbiRegistry } from '../../../src/service/abi-registry.js';
 import type { NodeApi } from '../../../src/upstream/node-api.js';

@@ -12,8 +12,10 @@
  * correctly without the cold store, so their cold failures are thrown (unreported: the
  * caller sees them).
  */
-import { EntryLru } from './memory-store.js';
-import { type CacheStore, expiryFor, type StoredEntry } from './store.js';
+
+import { type CacheEntry, newEntry } from '../entry.js';
+import type { CacheStore, EntryMeta } from '../store.js';
+import { EntryLru } from './memory.js';
 
 export type TieredOp = 'get' | 'set' | 'close';
 
@@ -43,6 +45,8 @@ interface ColdRead {
 
 export class TieredStore implements CacheStore {
   readonly kind = 'tiered';
+  /** Readiness probes the cold store: reads here fall back to the hot tier and always look healthy. */
+  readonly backing: CacheStore;
   readonly #hot: EntryLru;
   readonly #now: () => number;
   readonly #onError: (err: unknown, op: TieredOp) => void;
@@ -55,13 +59,14 @@ export class TieredStore implements CacheStore {
     readonly cold: CacheStore,
     options: TieredStoreOptions = {},
   ) {
+    this.backing = cold;
     this.#now = options.now ?? Date.now;
     this.#hot = new EntryLru({ ...hot, now: this.#now });
     this.#onError = options.onError ?? (() => {});
     this.#onChange = options.onChange ?? (() => {});
   }
 
-  async get(key: string): Promise<StoredEntry | undefined> {
+  async get(key: string): Promise<CacheEntry | undefined> {
     const hot = this.#hot.get(key);
     if (hot !== undefined) return hot;
     const read: ColdRead = { stale: false };
@@ -71,7 +76,7 @@ export class TieredStore implements CacheStore {
       this.#reads.set(key, reads);
     }
     reads.add(read);
-    let entry: StoredEntry | undefined;
+    let entry: CacheEntry | undefined;
     try {
       entry = await this.cold.get(key);
     } catch (err) {
@@ -87,12 +92,12 @@ export class TieredStore implements CacheStore {
     return entry;
   }
 
-  async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    const now = this.#now();
+  async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
     this.#invalidateReads(key);
-    this.#hot.put(key, { value, storedAt: now, expiresAt: expiryFor(ttlMs, now) });
+    this.#hot.put(key, newEntry(value, this.#now(), ttlMs, meta));
     try {
-      await this.cold.set(key, value, ttlMs);
+      // Without meta, the call the cold store has always had (no trailing undefined).
+      await (meta === undefined ? this.cold.set(key, value, ttlMs) : this.cold.set(key, value, ttlMs, meta));
       this.#onChange(key);
     } catch (err) {
       this.#onError(err, 'set');
@@ -137,6 +142,10 @@ export class TieredStore implements CacheStore {
 
   /** Entries in the hot tier (for metrics). */
   get hotSize(): number {
+    return this.#hot.size;
+  }
+
+  hotEntries(): number {
     return this.#hot.size;
   }
 

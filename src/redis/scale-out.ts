@@ -3,18 +3,19 @@
  * (RedisBudget per network) and coalescing of identical misses across instances
  * (RedisCoalescer). Built once per gateway by createGateway.
  *
- * It has its own Redis connection (plus the coalescer's subscriber), apart from the cache
- * store's: the budget is needed before the store exists, and a slow cache command never
- * queues in front of a budget decision. The connection's transitions are logged once each
- * ("redis unavailable ..." / "redis connection ready"), and so are the budgets' switches to
- * and from their local fallback; status() summarises them for /ready.
+ * It has its own Redis connection (plus the subscribers of the coalescer and the hot-tier
+ * sync), apart from the cache store's: the budget is needed before the store exists, and a
+ * slow cache command never queues in front of a budget decision. The connection's
+ * transitions are logged once each ("redis unavailable ..." / "redis connection ready"), and
+ * so are the budgets' switches to and from their local fallback. Readiness (/ready) probes
+ * Redis through the cache store, which is on the same server.
  */
-import type { CrossInstanceCoalescer } from './cache/coalescer.js';
-import { HotTierSync } from './cache/hot-tier-sync.js';
-import { RedisCoalescer } from './cache/redis-coalescer.js';
-import { RedisStore } from './cache/redis-store.js';
-import { type Config, NETWORKS, type Network } from './config.js';
-import { type BudgetMode, createRedisBudgets, type RedisBudget } from './redis/budget.js';
+import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
+import { type Config, NETWORKS, type Network } from '../config.js';
+import { createRedisBudgets, type RedisBudget } from './budget.js';
+import { RedisCoalescer } from './coalescer.js';
+import { KEY_PREFIX, RedisConnection } from './connection.js';
+import { HotTierSync } from './hot-tier-sync.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */
 export interface ScaleOutLogger {
@@ -24,23 +25,11 @@ export interface ScaleOutLogger {
   error(obj: object, msg?: string): void;
 }
 
-export interface RedisScaleOutStatus {
-  /** The shared connection is up. */
-  readonly redis: 'ready' | 'down';
-  /** Coalescing outcomes arrive by pub/sub (else waiters poll). */
-  readonly pubsub: boolean;
-  /** Where each network's tokens come from now. */
-  readonly budget: Readonly<Record<Network, BudgetMode>>;
-}
-
 export interface RedisScaleOut {
   readonly budgets: Readonly<Record<Network, RedisBudget>>;
   readonly coalescer: CrossInstanceCoalescer;
   /** Evicts other instances' hot copies of changed entries. */
   readonly hotTier: HotTierSync;
-  /** The shared connection is up (budgets global, coalescing across instances). */
-  isReady(): boolean;
-  status(): RedisScaleOutStatus;
   /** Close budgets, coalescer and connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -55,7 +44,7 @@ type ScaleOutConfig = Pick<
 >;
 
 export interface RedisScaleOutOptions {
-  /** Key prefix, as the cache store's. Default "cc:". */
+  /** Key prefix, as the cache store's. Default KEY_PREFIX. */
   readonly keyPrefix?: string;
   /** Lock lifetime of the coalescer (how soon a dead holder is replaced). Default 3000. */
   readonly lockTtlMs?: number;
@@ -71,12 +60,9 @@ export async function createRedisScaleOut(
   options: RedisScaleOutOptions = {},
 ): Promise<RedisScaleOut> {
   if (config.redisUrl === undefined) throw new Error('CACHE_STORE=redis needs REDIS_URL');
-  const keyPrefix = options.keyPrefix ?? 'cc:';
-  // A RedisStore is used only as a well-behaved connection here (fail fast while down,
-  // reconnect forever with capped backoff, status transitions); no entry is written through it.
-  const connection = new RedisStore({
+  const keyPrefix = options.keyPrefix ?? KEY_PREFIX;
+  const connection = new RedisConnection({
     url: config.redisUrl,
-    keyPrefix,
     onStatus: (status, err) => {
       if (status === 'down') {
         log.error(
@@ -93,7 +79,7 @@ export async function createRedisScaleOut(
   } catch {
     // Reported by onStatus; the client keeps reconnecting.
   }
-  const client = connection.redis;
+  const client = connection.client;
 
   const budgets = createRedisBudgets(NETWORKS, config, client, {
     keyPrefix,
@@ -133,12 +119,6 @@ export async function createRedisScaleOut(
     budgets,
     coalescer,
     hotTier,
-    isReady: () => connection.isReady(),
-    status: () => ({
-      redis: connection.isReady() ? 'ready' : 'down',
-      pubsub: coalescer.subscribed,
-      budget: Object.fromEntries(NETWORKS.map((n) => [n, budgets[n].mode])) as Record<Network, BudgetMode>,
-    }),
     close: () => {
       closing ??= (async () => {
         for (const b of Object.values(budgets)) b.close();

@@ -2,11 +2,15 @@
  * Embedded persistent store (CACHE_STORE=sqlite): one SQLite file in DATA_DIR, WAL mode,
  * one table. Expired rows are never returned; they are deleted when read and by a periodic
  * sweep whose timer does not keep the process alive.
+ *
+ * A file written by an older version lacks the stale_at and tip_height columns: opening it
+ * adds them (see migrate), so a restart after an upgrade keeps the cache.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { type CacheStore, expiryFor, isLive, type StoredEntry } from './store.js';
+import { type CacheEntry, isLive, newEntry } from '../entry.js';
+import type { CacheStore, EntryMeta } from '../store.js';
 
 export interface SqliteStoreOptions {
   /** Clock in epoch ms; injectable so tests can advance time without sleeping. */
@@ -18,7 +22,9 @@ export interface SqliteStoreOptions {
 interface Row {
   value: string;
   stored_at: number;
+  stale_at: number | null;
   expires_at: number | null;
+  tip_height: number | null;
 }
 
 /**
@@ -45,10 +51,41 @@ CREATE TABLE IF NOT EXISTS entries (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL,
   stored_at INTEGER NOT NULL,
-  expires_at INTEGER
+  expires_at INTEGER,
+  stale_at INTEGER,
+  tip_height INTEGER
 );
 CREATE INDEX IF NOT EXISTS entries_expires_at ON entries(expires_at) WHERE expires_at IS NOT NULL;
 `;
+
+/**
+ * Columns added after the first release, with the statement that fills them in rows written
+ * before: an old row's ttl ended its freshness and its life at once (stale_at = expires_at),
+ * and its tip height is unknown (NULL).
+ */
+const ADDED_COLUMNS: readonly { name: string; add: string; backfill?: string }[] = [
+  {
+    name: 'stale_at',
+    add: 'ALTER TABLE entries ADD COLUMN stale_at INTEGER',
+    backfill: 'UPDATE entries SET stale_at = expires_at',
+  },
+  { name: 'tip_height', add: 'ALTER TABLE entries ADD COLUMN tip_height INTEGER' },
+];
+
+/** Bring a table created by an older version up to SCHEMA, in one transaction. */
+function migrate(db: Database.Database): void {
+  const present = new Set(
+    (db.prepare('PRAGMA table_info(entries)').all() as { name: string }[]).map((c) => c.name),
+  );
+  const missing = ADDED_COLUMNS.filter((c) => !present.has(c.name));
+  if (missing.length === 0) return;
+  db.transaction(() => {
+    for (const column of missing) {
+      db.exec(column.add);
+      if (column.backfill !== undefined) db.exec(column.backfill);
+    }
+  })();
+}
 
 export class SqliteStore implements CacheStore {
   readonly kind = 'sqlite';
@@ -60,7 +97,7 @@ export class SqliteStore implements CacheStore {
   #closed = false;
 
   readonly #get: Database.Statement<[string], Row>;
-  readonly #upsert: Database.Statement<[string, string, number, number | null]>;
+  readonly #upsert: Database.Statement<[string, string, number, number | null, number | null, number | null]>;
   readonly #delete: Database.Statement<[string]>;
   readonly #deleteIfExpired: Database.Statement<[string, number]>;
   readonly #listRange: Database.Statement<[string, string, number], string>;
@@ -86,11 +123,14 @@ export class SqliteStore implements CacheStore {
       // Another process on the same file (a second instance, a CLI) waits instead of failing.
       db.pragma('busy_timeout = 5000');
       db.exec(SCHEMA);
-      this.#get = db.prepare<[string], Row>('SELECT value, stored_at, expires_at FROM entries WHERE key = ?');
+      migrate(db);
+      this.#get = db.prepare<[string], Row>(
+        'SELECT value, stored_at, stale_at, expires_at, tip_height FROM entries WHERE key = ?',
+      );
       this.#upsert = db.prepare(
-        `INSERT INTO entries (key, value, stored_at, expires_at) VALUES (?, ?, ?, ?)
+        `INSERT INTO entries (key, value, stored_at, stale_at, expires_at, tip_height) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at,
-           expires_at = excluded.expires_at`,
+           stale_at = excluded.stale_at, expires_at = excluded.expires_at, tip_height = excluded.tip_height`,
       );
       this.#delete = db.prepare('DELETE FROM entries WHERE key = ?');
       this.#deleteIfExpired = db.prepare(
@@ -128,10 +168,16 @@ export class SqliteStore implements CacheStore {
     }
   }
 
-  async get(key: string): Promise<StoredEntry | undefined> {
+  async get(key: string): Promise<CacheEntry | undefined> {
     const row = this.#get.get(key);
     if (row === undefined) return undefined;
-    const entry: StoredEntry = { value: row.value, storedAt: row.stored_at, expiresAt: row.expires_at };
+    const entry: CacheEntry = {
+      value: row.value,
+      storedAt: row.stored_at,
+      staleAt: row.stale_at,
+      expiresAt: row.expires_at,
+      tipHeight: row.tip_height,
+    };
     const now = this.#now();
     if (!isLive(entry, now)) {
       this.#deleteIfExpired.run(key, now);
@@ -140,9 +186,9 @@ export class SqliteStore implements CacheStore {
     return entry;
   }
 
-  async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    const now = this.#now();
-    this.#upsert.run(key, value, now, expiryFor(ttlMs, now));
+  async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
+    const e = newEntry(value, this.#now(), ttlMs, meta);
+    this.#upsert.run(key, value, e.storedAt, e.staleAt, e.expiresAt, e.tipHeight);
   }
 
   async delete(key: string): Promise<boolean> {

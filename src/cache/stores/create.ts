@@ -10,12 +10,13 @@
  * (MEMORY_STORE_ENTRY_FACTOR) and a larger byte budget (MEMORY_STORE_MAX_BYTES): it is the
  * whole cache, but still bounded.
  */
-import type { Config } from '../config.js';
-import { MemoryStore } from './memory-store.js';
+import type { Config } from '../../config.js';
+import type { CacheStore } from '../store.js';
+import { MemoryStore } from './memory.js';
 // ioredis is loaded only for CACHE_STORE=redis (start-up time of the other modes).
-import type { RedisStatus } from './redis-store.js';
-import { SqliteStore } from './sqlite-store.js';
-import { TieredStore } from './tiered-store.js';
+import type { RedisStatus } from './redis.js';
+import { SqliteStore } from './sqlite.js';
+import { TieredStore } from './tiered.js';
 
 export const MEMORY_STORE_ENTRY_FACTOR = 10;
 export const MEMORY_STORE_MAX_BYTES = 256 * 1024 * 1024;
@@ -33,8 +34,6 @@ export interface StoreHooks {
   onSharedChange?(key: string): void;
 }
 
-export type AppStore = TieredStore | MemoryStore;
-
 type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCacheMaxEntries'>;
 
 /**
@@ -42,7 +41,7 @@ type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCach
  * the gateway: the failure is reported as op 'connect', the hot tier serves, and the client
  * keeps reconnecting in the background.
  */
-export async function createStore(config: StoreConfig, hooks: StoreHooks): Promise<AppStore> {
+export async function createStore(config: StoreConfig, hooks: StoreHooks): Promise<CacheStore> {
   const hot = { maxEntries: config.hotCacheMaxEntries, maxBytes: HOT_TIER_MAX_BYTES };
   const onError = (err: unknown, op: StoreOp): void => hooks.onError(err, op);
   switch (config.cacheStore) {
@@ -55,7 +54,7 @@ export async function createStore(config: StoreConfig, hooks: StoreHooks): Promi
       return new TieredStore(hot, SqliteStore.open(config.dataDir), { onError });
     case 'redis': {
       if (config.redisUrl === undefined) throw new Error('CACHE_STORE=redis needs REDIS_URL');
-      const { RedisStore } = await import('./redis-store.js');
+      const { RedisStore } = await import('./redis.js');
       const redis = new RedisStore({
         url: config.redisUrl,
         ...(hooks.onRedisStatus === undefined ? {} : { onStatus: hooks.onRedisStatus.bind(hooks) }),
