@@ -108,7 +108,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   };
   const node = deps.node ?? new StacksNodeClient({ config, budgets, logger: log, onAttempt });
 
-  const abis = new AbiRegistry(cache, node);
+  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes);
   const readOnly = new ReadOnlyService(cache, abis, node);
 
   installJsonParsing(app);

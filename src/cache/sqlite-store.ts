@@ -6,7 +6,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { describeOpenFailure, fileIdentity, sameFile, storeError } from './sqlite-faults.js';
 import { type CacheStore, expiryFor, isLive, type StoredEntry } from './store.js';
+
+/**
+ * How long a statement waits for a lock held by another connection (a backup, the sqlite3
+ * shell, a second instance) before failing with SQLITE_BUSY. The driver is synchronous, so
+ * this wait blocks the whole event loop: it is kept to a few milliseconds, and a write that
+ * gives up is reported as failed (Cache-Status without `stored`, /ready degraded) instead of
+ * freezing every request. Measured with bench/sqlite-lock-block.ts (see README).
+ */
+export const BUSY_TIMEOUT_MS = 5;
 
 export interface SqliteStoreOptions {
   /** Clock in epoch ms; injectable so tests can advance time without sleeping. */
@@ -57,6 +67,10 @@ export class SqliteStore implements CacheStore {
   readonly #db: Database.Database;
   readonly #now: () => number;
   readonly #sweepTimer: NodeJS.Timeout | undefined;
+  /** Device and inode of the file when opened: a deleted or replaced file no longer matches. */
+  readonly #identity: fs.Stats;
+  /** Why the last write failed; undefined once a write succeeds. */
+  #writeError: string | undefined;
   #closed = false;
 
   readonly #get: Database.Statement<[string], Row>;
@@ -72,8 +86,13 @@ export class SqliteStore implements CacheStore {
    * earlier process are kept: the cache survives a restart.
    */
   static open(dir: string, file = 'clarity-cache.db', options: SqliteStoreOptions = {}): SqliteStore {
-    fs.mkdirSync(dir, { recursive: true });
-    return new SqliteStore(path.resolve(dir, file), options);
+    const resolved = path.resolve(dir, file);
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      return new SqliteStore(resolved, options);
+    } catch (err) {
+      throw describeOpenFailure(err, dir, resolved);
+    }
   }
 
   private constructor(file: string, options: SqliteStoreOptions) {
@@ -84,7 +103,7 @@ export class SqliteStore implements CacheStore {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       // Another process on the same file (a second instance, a CLI) waits instead of failing.
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.exec(SCHEMA);
       this.#get = db.prepare<[string], Row>('SELECT value, stored_at, expires_at FROM entries WHERE key = ?');
       this.#upsert = db.prepare(
@@ -114,6 +133,7 @@ export class SqliteStore implements CacheStore {
       throw err;
     }
     this.#db = db;
+    this.#identity = fileIdentity(file);
     const every = options.sweepIntervalMs ?? 60_000;
     if (every > 0) {
       this.#sweepTimer = setInterval(() => {
@@ -134,7 +154,11 @@ export class SqliteStore implements CacheStore {
     const entry: StoredEntry = { value: row.value, storedAt: row.stored_at, expiresAt: row.expires_at };
     const now = this.#now();
     if (!isLive(entry, now)) {
-      this.#deleteIfExpired.run(key, now);
+      try {
+        this.#deleteIfExpired.run(key, now);
+      } catch {
+        // Locked or full: the sweep removes it later; an expired row is never returned anyway.
+      }
       return undefined;
     }
     return entry;
@@ -142,11 +166,40 @@ export class SqliteStore implements CacheStore {
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
     const now = this.#now();
-    this.#upsert.run(key, value, now, expiryFor(ttlMs, now));
+    this.#write(() => this.#upsert.run(key, value, now, expiryFor(ttlMs, now)));
   }
 
   async delete(key: string): Promise<boolean> {
-    return this.#delete.run(key).changes > 0;
+    return this.#write(() => this.#delete.run(key)).changes > 0;
+  }
+
+  /**
+   * Run one write, after checking that the file is still the one opened (a deleted file
+   * would take writes into an unlinked inode that no restart sees). A failure is remembered
+   * for writeProblem() and thrown with the file's path in its message.
+   */
+  #write<T>(run: () => T): T {
+    try {
+      const gone = this.#fileProblem();
+      if (gone !== undefined) throw new Error(gone);
+      const result = run();
+      this.#writeError = undefined;
+      return result;
+    } catch (err) {
+      const reported = storeError(err, this.file);
+      this.#writeError = reported.message;
+      throw reported;
+    }
+  }
+
+  /** Why writes are not landing in the database file now, or undefined when they are. */
+  writeProblem(): string | undefined {
+    if (this.#closed) return undefined;
+    return this.#fileProblem() ?? this.#writeError;
+  }
+
+  #fileProblem(): string | undefined {
+    return sameFile(this.file, this.#identity);
   }
 
   async list(prefix: string): Promise<string[]> {

@@ -1,5 +1,6 @@
 /**
- * Readiness of a store: the persistent tier answers a read within a deadline. A tiered store
+ * Readiness of a store: the persistent tier answers a read within a deadline and its last
+ * write did not fail. A tiered store
  * is probed through its cold tier, since its own reads fall back to the hot tier and would
  * always look healthy.
  */
@@ -21,6 +22,11 @@ export async function probeStore(store: CacheStore, timeoutMs = 1000): Promise<S
   if (typeof connected === 'function' && !connected.call(target)) {
     return { ok: false, kind: target.kind, error: `${target.kind} is not connected` };
   }
+  // A store that knows its writes are failing (SQLite: disk full, locked, file deleted) is
+  // degraded even though it still answers reads; it recovers with the next successful write.
+  const writeProblem = (target as Partial<{ writeProblem(): string | undefined }>).writeProblem;
+  const problem = typeof writeProblem === 'function' ? writeProblem.call(target) : undefined;
+  if (problem !== undefined) return { ok: false, kind: target.kind, error: problem };
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

@@ -7,10 +7,13 @@
  *   truth) plus live hot entries the cold store may have missed while failing.
  *
  * A cold-store failure never fails a request that could still be answered: get degrades to
- * the hot tier (or a miss), set still fills the hot tier, close still releases; each such
- * failure goes to `onError` instead of being thrown. delete and list cannot be answered
- * correctly without the cold store, so their cold failures are thrown (unreported: the
- * caller sees them).
+ * the hot tier (or a miss), close still releases; each such failure goes to `onError`
+ * instead of being thrown. set still fills the hot tier but rejects when the cold write
+ * failed, so that the caller does not claim the value was stored (and reports the failure
+ * itself); the cold copy of that key, now older than the value just answered, is deleted
+ * or, when even that fails, never served again by this process until the key is written
+ * successfully (see #unservable). delete and list cannot be answered correctly without the
+ * cold store, so their cold failures are thrown (unreported: the caller sees them).
  */
 import { EntryLru } from './memory-store.js';
 import { type CacheStore, expiryFor, type StoredEntry } from './store.js';
@@ -41,6 +44,12 @@ interface ColdRead {
   stale: boolean;
 }
 
+/**
+ * Most keys remembered as "cold copy not servable". Beyond it the oldest is forgotten: a
+ * store failing for that many distinct keys is reported degraded long before.
+ */
+const MAX_UNSERVABLE_KEYS = 100_000;
+
 export class TieredStore implements CacheStore {
   readonly kind = 'tiered';
   readonly #hot: EntryLru;
@@ -48,6 +57,8 @@ export class TieredStore implements CacheStore {
   readonly #onError: (err: unknown, op: TieredOp) => void;
   readonly #onChange: (key: string) => void;
   readonly #reads = new Map<string, Set<ColdRead>>();
+  /** Keys whose cold copy may be older than a value this process answered (failed write). */
+  readonly #unservable = new Set<string>();
   #closed = false;
 
   constructor(
@@ -64,6 +75,7 @@ export class TieredStore implements CacheStore {
   async get(key: string): Promise<StoredEntry | undefined> {
     const hot = this.#hot.get(key);
     if (hot !== undefined) return hot;
+    if (this.#unservable.has(key)) return undefined;
     const read: ColdRead = { stale: false };
     let reads = this.#reads.get(key);
     if (reads === undefined) {
@@ -93,9 +105,31 @@ export class TieredStore implements CacheStore {
     this.#hot.put(key, { value, storedAt: now, expiresAt: expiryFor(ttlMs, now) });
     try {
       await this.cold.set(key, value, ttlMs);
+      this.#unservable.delete(key);
       this.#onChange(key);
     } catch (err) {
-      this.#onError(err, 'set');
+      await this.#dropColdCopy(key);
+      throw err;
+    }
+  }
+
+  /**
+   * After a failed cold write: the cold store may still hold an older value of key (a
+   * bustCache answered a newer one). Delete it; if the cold store cannot even do that,
+   * stop reading key from it until a write succeeds.
+   */
+  async #dropColdCopy(key: string): Promise<void> {
+    try {
+      await this.cold.delete(key);
+      this.#unservable.delete(key);
+      this.#onChange(key);
+    } catch {
+      this.#unservable.delete(key);
+      this.#unservable.add(key);
+      if (this.#unservable.size > MAX_UNSERVABLE_KEYS) {
+        const oldest = this.#unservable.values().next().value;
+        if (oldest !== undefined) this.#unservable.delete(oldest);
+      }
     }
   }
 
@@ -103,6 +137,7 @@ export class TieredStore implements CacheStore {
     this.#invalidateReads(key);
     const inHot = this.#hot.delete(key);
     const inCold = await this.cold.delete(key);
+    this.#unservable.delete(key);
     this.#onChange(key);
     return inHot || inCold;
   }
@@ -138,6 +173,11 @@ export class TieredStore implements CacheStore {
   /** Entries in the hot tier (for metrics). */
   get hotSize(): number {
     return this.#hot.size;
+  }
+
+  /** Approximate bytes held by the hot tier (never above its byte budget). */
+  get hotBytes(): number {
+    return this.#hot.bytes;
   }
 
   #invalidateReads(key: string): void {

@@ -31,7 +31,7 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
         cacheHeaders({
           outcome: result.outcome,
           entry: result.entry,
-          stored: result.outcome !== 'hit',
+          stored: result.stored,
           ttlMs: undefined,
         }),
       );
