@@ -23,6 +23,11 @@ export interface SqliteStoreOptions {
   readonly now?: () => number;
   /** Period of the expired-row sweep; 0 disables it. Default one minute. */
   readonly sweepIntervalMs?: number;
+  /**
+   * Largest size of the database in bytes (SQLite max_page_count); a write beyond it fails
+   * with SQLITE_FULL exactly as on a full disk. Unset = only the disk limits it.
+   */
+  readonly maxBytes?: number;
 }
 
 interface Row {
@@ -105,6 +110,10 @@ export class SqliteStore implements CacheStore {
       // Another process on the same file (a second instance, a CLI) waits instead of failing.
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.exec(SCHEMA);
+      if (options.maxBytes !== undefined) {
+        const pageSize = db.pragma('page_size', { simple: true }) as number;
+        db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxBytes / pageSize))}`);
+      }
       this.#get = db.prepare<[string], Row>('SELECT value, stored_at, expires_at FROM entries WHERE key = ?');
       this.#upsert = db.prepare(
         `INSERT INTO entries (key, value, stored_at, expires_at) VALUES (?, ?, ?, ?)

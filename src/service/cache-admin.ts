@@ -6,6 +6,7 @@
 import { ABI_PREFIX, abiKey, READ_ONLY_PREFIX, readOnlyPrefix } from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
 import { hotEntries } from '../cache/store-health.js';
+import { TieredStore } from '../cache/tiered-store.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AbiRegistry } from './abi-registry.js';
 import type { ContractRef } from './contract-ref.js';
@@ -117,6 +118,8 @@ export class CacheAdmin {
       store: this.cache.store.kind,
       entries: { abis: abiKeys.length, readOnlyResults: resultKeys.length },
       hotTierEntries: hotEntries(this.cache.store),
+      hotTierBytes: this.cache.store instanceof TieredStore ? this.cache.store.hotBytes : undefined,
+      abiMemoBytes: this.abis.memoBytes,
       inflightLoads: this.cache.inflight,
     };
   }
