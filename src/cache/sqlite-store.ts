@@ -176,6 +176,8 @@ export class SqliteStore implements CacheStore {
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
     const now = this.#now();
     this.#write(() => this.#upsert.run(key, value, now, expiryFor(ttlMs, now)));
+    // Only a stored entry proves the store can write again: a delete succeeds on a full disk.
+    this.#writeError = undefined;
   }
 
   async delete(key: string): Promise<boolean> {
@@ -185,15 +187,14 @@ export class SqliteStore implements CacheStore {
   /**
    * Run one write, after checking that the file is still the one opened (a deleted file
    * would take writes into an unlinked inode that no restart sees). A failure is remembered
-   * for writeProblem() and thrown with the file's path in its message.
+   * for writeProblem() (until an entry is stored again) and thrown with the file's path in
+   * its message.
    */
   #write<T>(run: () => T): T {
     try {
       const gone = this.#fileProblem();
       if (gone !== undefined) throw new Error(gone);
-      const result = run();
-      this.#writeError = undefined;
-      return result;
+      return run();
     } catch (err) {
       const reported = storeError(err, this.file);
       this.#writeError = reported.message;
