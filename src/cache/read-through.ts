@@ -152,7 +152,8 @@ export class ReadThroughCache {
     });
     // Another instance's value that it did not store (its request had skipCache): store it here.
     let stored = store && (shared.loadedHere ? storedHere : shared.stored);
-    if (!shared.loadedHere && store && !shared.stored) stored = await this.put(key, shared.value, policy.ttlMs);
+    if (!shared.loadedHere && store && !shared.stored)
+      stored = await this.put(key, shared.value, policy.ttlMs);
     return { value: shared.value, remote: !shared.loadedHere, stored };
   }
 

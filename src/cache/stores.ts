@@ -45,7 +45,10 @@ type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCach
  * keeps reconnecting in the background.
  */
 export async function createStore(config: StoreConfig, hooks: StoreHooks): Promise<AppStore> {
-  const hot = { maxEntries: config.hotCacheMaxEntries, maxBytes: config.hotCacheMaxBytes ?? HOT_TIER_MAX_BYTES };
+  const hot = {
+    maxEntries: config.hotCacheMaxEntries,
+    maxBytes: config.hotCacheMaxBytes ?? HOT_TIER_MAX_BYTES,
+  };
   const onError = (err: unknown, op: StoreOp): void => hooks.onError(err, op);
   switch (config.cacheStore) {
     case 'memory':

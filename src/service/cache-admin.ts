@@ -110,10 +110,7 @@ export class CacheAdmin {
   }
 
   async stats(): Promise<Record<string, unknown>> {
-    const [abiKeys, resultKeys] = await Promise.all([
-      this.#list(ABI_PREFIX),
-      this.#list(READ_ONLY_PREFIX),
-    ]);
+    const [abiKeys, resultKeys] = await Promise.all([this.#list(ABI_PREFIX), this.#list(READ_ONLY_PREFIX)]);
     return {
       store: this.cache.store.kind,
       entries: { abis: abiKeys.length, readOnlyResults: resultKeys.length },

@@ -34,7 +34,10 @@ beforeAll(async () => {
   // then needs new pages, which a full database cannot give.
   node.setReadOnly(MAINNET_ADDR, 'demo', 'get-balance', () => {
     calls++;
-    return { okay: true, result: hex(Cl.ok(Cl.stringAscii(`${calls}:`.padEnd(calls === 1 ? 8 : 20_000, 'x')))) };
+    return {
+      okay: true,
+      result: hex(Cl.ok(Cl.stringAscii(`${calls}:`.padEnd(calls === 1 ? 8 : 20_000, 'x')))),
+    };
   });
 });
 
@@ -170,7 +173,11 @@ describe('the parsed-ABI memo', () => {
     const names = ['big-a', 'big-b', 'big-c', 'big-d', 'big-e'];
     for (const name of names) node.setAbi(MAINNET_ADDR, name, abi);
     const gw = await startGateway(
-      testEnv(node.url, { ADMIN_TOKEN: TOKEN, ABI_MEMO_MAX_BYTES: String(limit), BODY_LIMIT_BYTES: '1048576' }),
+      testEnv(node.url, {
+        ADMIN_TOKEN: TOKEN,
+        ABI_MEMO_MAX_BYTES: String(limit),
+        BODY_LIMIT_BYTES: '1048576',
+      }),
     );
     running.push(gw);
     for (const name of names) {

@@ -152,7 +152,9 @@ describe('ReadThroughCache', () => {
 
     failWrites = false;
     expect(await cache.get('k', async () => 'v2', { bust: true })).toMatchObject({ stored: true });
-    expect(await cache.get('k', async () => 'v3', { bust: true, skip: true })).toMatchObject({ stored: false });
+    expect(await cache.get('k', async () => 'v3', { bust: true, skip: true })).toMatchObject({
+      stored: false,
+    });
     const hit = await cache.get('k', async () => 'v4');
     expect(hit).toMatchObject({ outcome: 'hit', value: 'v2' });
     expect(hit.stored).not.toBe(true);

@@ -105,6 +105,8 @@ describe('SqliteStore faults', () => {
     const notADir = path.join(tmp.dir, 'plain-file');
     fs.writeFileSync(notADir, 'x');
     expect(() => SqliteStore.open(notADir)).toThrow(`in DATA_DIR ${notADir}`);
-    expect(() => SqliteStore.open(path.join(notADir, 'sub'))).toThrow(`in DATA_DIR ${path.join(notADir, 'sub')}`);
+    expect(() => SqliteStore.open(path.join(notADir, 'sub'))).toThrow(
+      `in DATA_DIR ${path.join(notADir, 'sub')}`,
+    );
   });
 });
