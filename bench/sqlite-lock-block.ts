@@ -6,7 +6,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { SqliteStore } from '../src/cache/sqlite-store.js';
+import { BUSY_TIMEOUT_MS, SqliteStore } from '../src/cache/sqlite-store.js';
 import { tmpDir } from '../test/unit/cache/tmp-dir.js';
 
 const WRITES = Number(process.argv[2] ?? 5);
@@ -40,7 +40,7 @@ console.log(
   JSON.stringify({
     writes: WRITES,
     failed,
-    busyTimeoutMs: 'see sqlite-store.ts',
+    busyTimeoutMs: BUSY_TIMEOUT_MS,
     perWriteMs: perWrite.map((x) => Number(x.toFixed(1))),
     eventLoopDelayMs: { max: ms(histogram.max), p99: ms(histogram.percentile(99)), mean: ms(histogram.mean) },
   }),
