@@ -27,6 +27,10 @@ export interface Config {
   readonly upstreamQueueTimeoutMs: number;
   /** Entries held in the in-memory hot tier in front of the persistent store. */
   readonly hotCacheMaxEntries: number;
+  /** Byte budget of the hot tier (approximate: UTF-16 size of keys and values plus overhead). */
+  readonly hotCacheMaxBytes: number;
+  /** Byte budget of the parsed-ABI memo (estimated heap size of the parsed documents). */
+  readonly abiMemoMaxBytes: number;
   /** Request body limit in bytes (decisions.md: 1 MiB). */
   readonly bodyLimitBytes: number;
   readonly logLevel: LogLevel;
@@ -46,6 +50,8 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+const MIB = 1024 * 1024;
 
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
@@ -114,6 +120,9 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamRateLimitPerMinute: int(env, 'UPSTREAM_RATE_LIMIT_PER_MINUTE', 20, 1),
     upstreamQueueTimeoutMs: int(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', 10_000, 0),
     hotCacheMaxEntries: int(env, 'HOT_CACHE_MAX_ENTRIES', 10_000, 1),
+    // Defaults keep RSS under the benchmark's 256 MiB bound with 1M entries in SQLite.
+    hotCacheMaxBytes: int(env, 'HOT_CACHE_MAX_BYTES', 32 * MIB, 1 * MIB),
+    abiMemoMaxBytes: int(env, 'ABI_MEMO_MAX_BYTES', 16 * MIB, 1 * MIB),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', [
       'fatal',

@@ -30,12 +30,19 @@ export interface CacheResult {
   readonly outcome: CacheOutcome;
   /** The entry served, for a hit (age and ttl left); undefined for a fresh load. */
   readonly entry?: CacheEntry;
+  /**
+   * Whether this request's value is now in the store (a fresh load that was written, here or
+   * by the leader it joined); false for a hit, a skip, or a write that failed.
+   */
+  readonly stored?: boolean;
 }
 
 /** A leader's value; remote when another instance loaded it (cross-instance coalescing). */
 interface Loaded {
   readonly value: string;
   readonly remote: boolean;
+  /** Whether the value was written to the store. */
+  readonly stored: boolean;
 }
 
 interface InFlight {
@@ -73,6 +80,11 @@ export class ReadThroughCache {
     this.coalescer = hooks.coalescer;
   }
 
+  /** Report a store failure seen outside the read-through path (admin removal): logged and counted. */
+  reportStoreError(err: unknown, op: 'get' | 'set' | 'delete' | 'list'): void {
+    this.onStoreError(err, op);
+  }
+
   /** Read an entry (fresh or stale), a store failure counting as a miss. */
   async peek(key: string): Promise<CacheEntry | undefined> {
     try {
@@ -83,13 +95,16 @@ export class ReadThroughCache {
     }
   }
 
-  async put(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
+  /** Write an entry; false (reported, not thrown) when the store could not write it. */
+  async put(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<boolean> {
     try {
       await (meta === undefined
         ? this.store.set(key, value, ttlMs)
         : this.store.set(key, value, ttlMs, meta));
+      return true;
     } catch (err) {
       this.onStoreError(err, 'set');
+      return false;
     }
   }
 
@@ -109,18 +124,19 @@ export class ReadThroughCache {
     const wantsStore = policy.skip !== true;
     const joined = this.#inflight.get(key);
     if (joined !== undefined) {
-      const { value } = await joined.promise;
-      if (wantsStore && !joined.leaderStores) await this.put(key, value, policy.ttlMs);
+      const { value, stored: leaderStored } = await joined.promise;
+      let stored = wantsStore && leaderStored;
+      if (wantsStore && !joined.leaderStores) stored = await this.put(key, value, policy.ttlMs);
       this.onOutcome('coalesced', key);
-      return { value, outcome: 'coalesced' };
+      return { value, outcome: 'coalesced', stored };
     }
     const promise = this.#lead(key, load, wantsStore, policy);
     this.#inflight.set(key, { promise, leaderStores: wantsStore });
     try {
-      const { value, remote } = await promise;
+      const { value, remote, stored } = await promise;
       const outcome = remote ? 'coalesced' : policy.bust === true ? 'bypass' : 'miss';
       this.onOutcome(outcome, key);
-      return { value, outcome };
+      return { value, outcome, stored };
     } finally {
       this.#inflight.delete(key);
     }
@@ -134,13 +150,14 @@ export class ReadThroughCache {
   ): Promise<Loaded> {
     if (this.coalescer === undefined) {
       const value = await load();
-      if (store) await this.put(key, value, policy.ttlMs);
-      return { value, remote: false };
+      const stored = store && (await this.put(key, value, policy.ttlMs));
+      return { value, remote: false, stored };
     }
+    let storedHere = false;
     const shared = await this.coalescer.run(key, {
       load: async () => {
         const value = await load();
-        if (store) await this.put(key, value, policy.ttlMs);
+        if (store) storedHere = await this.put(key, value, policy.ttlMs);
         return value;
       },
       read: () => this.peek(key),
@@ -148,8 +165,10 @@ export class ReadThroughCache {
       fresh: policy.bust === true,
     });
     // Another instance's value that it did not store (its request had skipCache): store it here.
-    if (!shared.loadedHere && store && !shared.stored) await this.put(key, shared.value, policy.ttlMs);
-    return { value: shared.value, remote: !shared.loadedHere };
+    let stored = store && (shared.loadedHere ? storedHere : shared.stored);
+    if (!shared.loadedHere && store && !shared.stored)
+      stored = await this.put(key, shared.value, policy.ttlMs);
+    return { value: shared.value, remote: !shared.loadedHere, stored };
   }
 
   /**
@@ -195,6 +214,11 @@ export class ReadThroughCache {
   /** Entries held in process memory (hot tier, or the whole memory store). */
   get hotEntries(): number {
     return this.store.hotEntries?.() ?? 0;
+  }
+
+  /** Approximate bytes of the hot tier, when the store has a bounded one. */
+  get hotBytes(): number | undefined {
+    return this.store.hotBytes?.();
   }
 
   /** Identical loads under way (for metrics and tests). */

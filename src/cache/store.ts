@@ -33,6 +33,10 @@ export interface CacheStore {
   isReady?(): boolean;
   /** Entries held in process memory (a memory store, or a tiered store's hot tier). */
   hotEntries?(): number;
+  /** Approximate bytes held in process memory by a bounded hot tier. */
+  hotBytes?(): number;
+  /** Why writes are failing now (disk full, locked, file deleted), or undefined when they work. */
+  writeProblem?(): string | undefined;
   /** Live keys under prefix held in process memory: what can still be listed while the backing store is down. */
   listHot?(prefix: string): string[];
   /** Drop the in-memory copy of key (another instance changed it in the shared backing store). */

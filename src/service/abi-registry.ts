@@ -22,6 +22,8 @@ export interface AbiResult {
   readonly abi: ContractAbi;
   readonly outcome: CacheOutcome;
   readonly entry?: CacheEntry | undefined;
+  /** Whether this request wrote the ABI to the store (false for a hit or a failed write). */
+  readonly stored: boolean;
 }
 
 export interface KnownContract {
@@ -31,13 +33,26 @@ export interface KnownContract {
 }
 
 export class AbiRegistry {
-  /** Parsed ABIs by cache key; bounded, since parsing is cheap to redo. */
-  readonly #parsed = new LRUCache<string, ContractAbi>({ max: 2000 });
+  /**
+   * Parsed ABIs by cache key, bounded by an estimate of their heap size (see
+   * parsedAbiBytes): a count bound alone lets a few hundred large ABIs exhaust the heap. An
+   * ABI larger than the whole budget is not memoized (parsed on each use).
+   */
+  readonly #parsed: LRUCache<string, ContractAbi>;
 
   constructor(
     private readonly cache: ReadThroughCache,
     private readonly node: NodeApi,
-  ) {}
+    memoMaxBytes: number = DEFAULT_ABI_MEMO_MAX_BYTES,
+  ) {
+    // The size is computed from the JSON text, which is at hand when the entry is set.
+    this.#parsed = new LRUCache<string, ContractAbi>({ max: 2000, maxSize: memoMaxBytes });
+  }
+
+  /** Estimated heap bytes held by the parsed-ABI memo (never above its limit). */
+  get memoBytes(): number {
+    return this.#parsed.calculatedSize;
+  }
 
   /** The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age. */
   async answer(contractAddress: string, contractName: string): Promise<RenderedAnswer> {
@@ -45,7 +60,7 @@ export class AbiRegistry {
     const cache = cacheHeaders({
       outcome: result.outcome,
       entry: result.entry,
-      stored: result.outcome !== 'hit',
+      stored: result.stored,
       ttlMs: undefined,
     });
     // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
@@ -58,15 +73,15 @@ export class AbiRegistry {
 
   async get(ref: ContractRef): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
-    const { value, outcome, entry } = await this.cache.get(key, async () =>
+    const { value, outcome, entry, stored } = await this.cache.get(key, async () =>
       JSON.stringify((await this.node.getContractInterface(ref.network, ref.address, ref.contractName)).abi),
     );
     let abi = this.#parsed.get(key);
     if (abi === undefined) {
       abi = parseAbi(value, ref);
-      this.#parsed.set(key, abi);
+      this.#parsed.set(key, abi, { size: parsedAbiBytes(key, value) });
     }
-    return { json: value, abi, outcome, entry };
+    return { json: value, abi, outcome, entry, stored: stored === true };
   }
 
   /** Contracts whose ABI the cache holds, both networks, each once; local data only. */
@@ -111,6 +126,21 @@ export class AbiRegistry {
     if (key === undefined) this.#parsed.clear();
     else this.#parsed.delete(key);
   }
+}
+
+export const DEFAULT_ABI_MEMO_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Estimated heap size of a parsed ABI from its JSON text. Measured on Node 20 (V8): the
+ * object graph JSON.parse builds from an ABI takes about PARSED_BYTES_PER_JSON_CHAR bytes
+ * per character of its JSON (property names are shared, but every object, array and small
+ * string has its own header); rounded up so the bound errs on the safe side.
+ */
+const PARSED_BYTES_PER_JSON_CHAR = 3;
+const MEMO_ENTRY_OVERHEAD_BYTES = 256;
+
+export function parsedAbiBytes(key: string, json: string): number {
+  return json.length * PARSED_BYTES_PER_JSON_CHAR + key.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES;
 }
 
 function parseAbi(json: string, ref: ContractRef): ContractAbi {

@@ -111,12 +111,12 @@ export class ReadOnlyService {
     const cc = req.cacheControl ?? {};
     const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
     const skip = cc.skipCache === true;
-    const { value, outcome, entry } = await this.cache.get(call.key, () => this.#fetch(call), {
+    const { value, outcome, entry, stored } = await this.cache.get(call.key, () => this.#fetch(call), {
       ttlMs,
       bust: cc.bustCache === true,
       skip,
     });
-    return { value, outcome, entry, stored: outcome !== 'hit' && !skip, ttlMs };
+    return { value, outcome, entry, stored: stored === true, ttlMs };
   }
 
   /** A miss: check the call against the (cached) ABI, then ask the node. */

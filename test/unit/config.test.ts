@@ -63,6 +63,20 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
 
+  it('bounds the hot tier and the parsed-ABI memo in bytes (HOT_CACHE_MAX_BYTES, ABI_MEMO_MAX_BYTES)', () => {
+    const defaults = loadConfig({});
+    expect(defaults.hotCacheMaxBytes).toBe(32 * 1024 * 1024);
+    expect(defaults.abiMemoMaxBytes).toBe(16 * 1024 * 1024);
+    expect(defaults.hotCacheMaxEntries).toBe(10_000);
+    const set = loadConfig({ HOT_CACHE_MAX_BYTES: '8388608', ABI_MEMO_MAX_BYTES: '4194304' });
+    expect(set.hotCacheMaxBytes).toBe(8 * 1024 * 1024);
+    expect(set.abiMemoMaxBytes).toBe(4 * 1024 * 1024);
+    for (const name of ['HOT_CACHE_MAX_BYTES', 'ABI_MEMO_MAX_BYTES']) {
+      expect(() => loadConfig({ [name]: '1000' })).toThrow(`invalid configuration: ${name} must be between`);
+      expect(() => loadConfig({ [name]: '32MB' })).toThrow(`${name} must be a whole number`);
+    }
+  });
+
   it('needs a redis:// REDIS_URL for CACHE_STORE=redis', () => {
     expect(() => loadConfig({ CACHE_STORE: 'redis' })).toThrow('REDIS_URL');
     expect(() => loadConfig({ CACHE_STORE: 'redis', REDIS_URL: 'http://x' })).toThrow('REDIS_URL');

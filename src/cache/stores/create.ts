@@ -5,7 +5,7 @@
  *   redis   TieredStore(hot tier, RedisStore(REDIS_URL))       persistent, shared
  *   memory  MemoryStore                                        lost on restart
  *
- * The hot tier holds HOT_CACHE_MAX_ENTRIES entries (and at most HOT_TIER_MAX_BYTES). With
+ * The hot tier holds HOT_CACHE_MAX_ENTRIES entries and at most HOT_CACHE_MAX_BYTES. With
  * no store behind it, the memory store is given ten times as many entries
  * (MEMORY_STORE_ENTRY_FACTOR) and a larger byte budget (MEMORY_STORE_MAX_BYTES): it is the
  * whole cache, but still bounded.
@@ -20,7 +20,8 @@ import { TieredStore } from './tiered.js';
 
 export const MEMORY_STORE_ENTRY_FACTOR = 10;
 export const MEMORY_STORE_MAX_BYTES = 256 * 1024 * 1024;
-export const HOT_TIER_MAX_BYTES = 64 * 1024 * 1024;
+/** Hot-tier byte budget when none is configured (HOT_CACHE_MAX_BYTES's default). */
+export const HOT_TIER_MAX_BYTES = 32 * 1024 * 1024;
 
 /** Store operations whose failures are reported instead of thrown. */
 export type StoreOp = 'get' | 'set' | 'close' | 'connect';
@@ -34,7 +35,8 @@ export interface StoreHooks {
   onSharedChange?(key: string): void;
 }
 
-type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCacheMaxEntries'>;
+type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCacheMaxEntries'> &
+  Partial<Pick<Config, 'hotCacheMaxBytes'>>;
 
 /**
  * Build the configured store. For redis, an unreachable server at start-up does not stop
@@ -42,7 +44,10 @@ type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCach
  * keeps reconnecting in the background.
  */
 export async function createStore(config: StoreConfig, hooks: StoreHooks): Promise<CacheStore> {
-  const hot = { maxEntries: config.hotCacheMaxEntries, maxBytes: HOT_TIER_MAX_BYTES };
+  const hot = {
+    maxEntries: config.hotCacheMaxEntries,
+    maxBytes: config.hotCacheMaxBytes ?? HOT_TIER_MAX_BYTES,
+  };
   const onError = (err: unknown, op: StoreOp): void => hooks.onError(err, op);
   switch (config.cacheStore) {
     case 'memory':

@@ -1,7 +1,8 @@
 /**
- * Readiness of a store: the persistent tier answers a read within a deadline. A store with
- * a backing store (tiered) is probed through it, since its own reads fall back to the hot
- * tier and would always look healthy.
+ * Readiness of a store: the persistent tier answers a read within a deadline and its last
+ * write did not fail. A tiered store
+ * is probed through its cold tier, since its own reads fall back to the hot tier and would
+ * always look healthy.
  */
 import type { CacheStore } from '../store.js';
 
@@ -19,6 +20,10 @@ export async function probeStore(store: CacheStore, timeoutMs = 1000): Promise<S
   if (target.isReady !== undefined && !target.isReady()) {
     return { ok: false, kind: target.kind, error: `${target.kind} is not connected` };
   }
+  // A store that knows its writes are failing (SQLite: disk full, locked, file deleted) is
+  // degraded even though it still answers reads; it recovers with the next successful write.
+  const problem = target.writeProblem?.();
+  if (problem !== undefined) return { ok: false, kind: target.kind, error: problem };
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

@@ -11,12 +11,27 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { type CacheEntry, isLive, newEntry } from '../entry.js';
 import type { CacheStore, EntryMeta } from '../store.js';
+import { describeOpenFailure, fileIdentity, sameFile, storeError } from './sqlite-faults.js';
+
+/**
+ * How long a statement waits for a lock held by another connection (a backup, the sqlite3
+ * shell, a second instance) before failing with SQLITE_BUSY. The driver is synchronous, so
+ * this wait blocks the whole event loop: it is kept to a few milliseconds, and a write that
+ * gives up is reported as failed (Cache-Status without `stored`, /ready degraded) instead of
+ * freezing every request. Measured with bench/sqlite-lock-block.ts (see README).
+ */
+export const BUSY_TIMEOUT_MS = 5;
 
 export interface SqliteStoreOptions {
   /** Clock in epoch ms; injectable so tests can advance time without sleeping. */
   readonly now?: () => number;
   /** Period of the expired-row sweep; 0 disables it. Default one minute. */
   readonly sweepIntervalMs?: number;
+  /**
+   * Largest size of the database in bytes (SQLite max_page_count); a write beyond it fails
+   * with SQLITE_FULL exactly as on a full disk. Unset = only the disk limits it.
+   */
+  readonly maxBytes?: number;
 }
 
 interface Row {
@@ -94,6 +109,10 @@ export class SqliteStore implements CacheStore {
   readonly #db: Database.Database;
   readonly #now: () => number;
   readonly #sweepTimer: NodeJS.Timeout | undefined;
+  /** Device and inode of the file when opened: a deleted or replaced file no longer matches. */
+  readonly #identity: fs.Stats;
+  /** Why the last write failed; undefined once a write succeeds. */
+  #writeError: string | undefined;
   #closed = false;
 
   readonly #get: Database.Statement<[string], Row>;
@@ -109,8 +128,13 @@ export class SqliteStore implements CacheStore {
    * earlier process are kept: the cache survives a restart.
    */
   static open(dir: string, file = 'clarity-cache.db', options: SqliteStoreOptions = {}): SqliteStore {
-    fs.mkdirSync(dir, { recursive: true });
-    return new SqliteStore(path.resolve(dir, file), options);
+    const resolved = path.resolve(dir, file);
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      return new SqliteStore(resolved, options);
+    } catch (err) {
+      throw describeOpenFailure(err, dir, resolved);
+    }
   }
 
   private constructor(file: string, options: SqliteStoreOptions) {
@@ -121,9 +145,13 @@ export class SqliteStore implements CacheStore {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       // Another process on the same file (a second instance, a CLI) waits instead of failing.
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.exec(SCHEMA);
       migrate(db);
+      if (options.maxBytes !== undefined) {
+        const pageSize = db.pragma('page_size', { simple: true }) as number;
+        db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxBytes / pageSize))}`);
+      }
       this.#get = db.prepare<[string], Row>(
         'SELECT value, stored_at, stale_at, expires_at, tip_height FROM entries WHERE key = ?',
       );
@@ -154,6 +182,7 @@ export class SqliteStore implements CacheStore {
       throw err;
     }
     this.#db = db;
+    this.#identity = fileIdentity(file);
     const every = options.sweepIntervalMs ?? 60_000;
     if (every > 0) {
       this.#sweepTimer = setInterval(() => {
@@ -180,7 +209,11 @@ export class SqliteStore implements CacheStore {
     };
     const now = this.#now();
     if (!isLive(entry, now)) {
-      this.#deleteIfExpired.run(key, now);
+      try {
+        this.#deleteIfExpired.run(key, now);
+      } catch {
+        // Locked or full: the sweep removes it later; an expired row is never returned anyway.
+      }
       return undefined;
     }
     return entry;
@@ -188,11 +221,41 @@ export class SqliteStore implements CacheStore {
 
   async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
     const e = newEntry(value, this.#now(), ttlMs, meta);
-    this.#upsert.run(key, value, e.storedAt, e.staleAt, e.expiresAt, e.tipHeight);
+    this.#write(() => this.#upsert.run(key, value, e.storedAt, e.staleAt, e.expiresAt, e.tipHeight));
+    // Only a stored entry proves the store can write again: a delete succeeds on a full disk.
+    this.#writeError = undefined;
   }
 
   async delete(key: string): Promise<boolean> {
-    return this.#delete.run(key).changes > 0;
+    return this.#write(() => this.#delete.run(key)).changes > 0;
+  }
+
+  /**
+   * Run one write, after checking that the file is still the one opened (a deleted file
+   * would take writes into an unlinked inode that no restart sees). A failure is remembered
+   * for writeProblem() (until an entry is stored again) and thrown with the file's path in
+   * its message.
+   */
+  #write<T>(run: () => T): T {
+    try {
+      const gone = this.#fileProblem();
+      if (gone !== undefined) throw new Error(gone);
+      return run();
+    } catch (err) {
+      const reported = storeError(err, this.file);
+      this.#writeError = reported.message;
+      throw reported;
+    }
+  }
+
+  /** Why writes are not landing in the database file now, or undefined when they are. */
+  writeProblem(): string | undefined {
+    if (this.#closed) return undefined;
+    return this.#fileProblem() ?? this.#writeError;
+  }
+
+  #fileProblem(): string | undefined {
+    return sameFile(this.file, this.#identity);
   }
 
   async list(prefix: string): Promise<string[]> {

@@ -7,10 +7,13 @@
  *   truth) plus live hot entries the cold store may have missed while failing.
  *
  * A cold-store failure never fails a request that could still be answered: get degrades to
- * the hot tier (or a miss), set still fills the hot tier, close still releases; each such
- * failure goes to `onError` instead of being thrown. delete and list cannot be answered
- * correctly without the cold store, so their cold failures are thrown (unreported: the
- * caller sees them).
+ * the hot tier (or a miss), close still releases; each such failure goes to `onError`
+ * instead of being thrown. set still fills the hot tier but rejects when the cold write
+ * failed, so that the caller does not claim the value was stored (and reports the failure
+ * itself); the cold copy of that key, now older than the value just answered, is deleted
+ * or, when even that fails, never served again by this process until the key is written
+ * successfully (see #unservable). delete and list cannot be answered correctly without the
+ * cold store, so their cold failures are thrown (unreported: the caller sees them).
  */
 
 import { type CacheEntry, newEntry } from '../entry.js';
@@ -43,6 +46,12 @@ interface ColdRead {
   stale: boolean;
 }
 
+/**
+ * Most keys remembered as "cold copy not servable". Beyond it the oldest is forgotten: a
+ * store failing for that many distinct keys is reported degraded long before.
+ */
+const MAX_UNSERVABLE_KEYS = 100_000;
+
 export class TieredStore implements CacheStore {
   readonly kind = 'tiered';
   /** Readiness probes the cold store: reads here fall back to the hot tier and always look healthy. */
@@ -52,6 +61,8 @@ export class TieredStore implements CacheStore {
   readonly #onError: (err: unknown, op: TieredOp) => void;
   readonly #onChange: (key: string) => void;
   readonly #reads = new Map<string, Set<ColdRead>>();
+  /** Keys whose cold copy may be older than a value this process answered (failed write). */
+  readonly #unservable = new Set<string>();
   #closed = false;
 
   constructor(
@@ -69,6 +80,7 @@ export class TieredStore implements CacheStore {
   async get(key: string): Promise<CacheEntry | undefined> {
     const hot = this.#hot.get(key);
     if (hot !== undefined) return hot;
+    if (this.#unservable.has(key)) return undefined;
     const read: ColdRead = { stale: false };
     let reads = this.#reads.get(key);
     if (reads === undefined) {
@@ -98,9 +110,31 @@ export class TieredStore implements CacheStore {
     try {
       // Without meta, the call the cold store has always had (no trailing undefined).
       await (meta === undefined ? this.cold.set(key, value, ttlMs) : this.cold.set(key, value, ttlMs, meta));
+      this.#unservable.delete(key);
       this.#onChange(key);
     } catch (err) {
-      this.#onError(err, 'set');
+      await this.#dropColdCopy(key);
+      throw err;
+    }
+  }
+
+  /**
+   * After a failed cold write: the cold store may still hold an older value of key (a
+   * bustCache answered a newer one). Delete it; if the cold store cannot even do that,
+   * stop reading key from it until a write succeeds.
+   */
+  async #dropColdCopy(key: string): Promise<void> {
+    try {
+      await this.cold.delete(key);
+      this.#unservable.delete(key);
+      this.#onChange(key);
+    } catch {
+      this.#unservable.delete(key);
+      this.#unservable.add(key);
+      if (this.#unservable.size > MAX_UNSERVABLE_KEYS) {
+        const oldest = this.#unservable.values().next().value;
+        if (oldest !== undefined) this.#unservable.delete(oldest);
+      }
     }
   }
 
@@ -108,6 +142,7 @@ export class TieredStore implements CacheStore {
     this.#invalidateReads(key);
     const inHot = this.#hot.delete(key);
     const inCold = await this.cold.delete(key);
+    this.#unservable.delete(key);
     this.#onChange(key);
     return inHot || inCold;
   }
@@ -147,6 +182,11 @@ export class TieredStore implements CacheStore {
 
   hotEntries(): number {
     return this.#hot.size;
+  }
+
+  /** Approximate bytes held by the hot tier (never above its byte budget). */
+  hotBytes(): number {
+    return this.#hot.bytes;
   }
 
   #invalidateReads(key: string): void {

@@ -43,7 +43,10 @@ describe('AbiRegistry.known', () => {
 
   it('answers from the hot tier while the persistent store is down', async () => {
     const store = new TieredStore({ maxEntries: 100 }, downStore);
-    await store.set(abiKey('mainnet', MAINNET_ADDR, 'hot'), JSON.stringify(SAMPLE_ABI));
+    // The cold write fails (reported to the caller by rejecting); the hot tier keeps the copy.
+    await expect(
+      store.set(abiKey('mainnet', MAINNET_ADDR, 'hot'), JSON.stringify(SAMPLE_ABI)),
+    ).rejects.toThrow();
     const registry = new AbiRegistry(new ReadThroughCache(store), noUpstream);
     expect(await registry.known()).toEqual([
       { network: 'mainnet', contractAddress: MAINNET_ADDR, contractName: 'hot' },
