@@ -12,14 +12,18 @@ import { hotEntries } from './cache/store-health.js';
 import { createStore } from './cache/stores.js';
 import { TieredStore } from './cache/tiered-store.js';
 import { type Config, NETWORKS, type Network } from './config.js';
+import { clientErrorHandler, frameworkErrors } from './http/client-errors.js';
+import { splitContractId } from './http/contract-id-url.js';
+import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { lazyChildLogger } from './http/lazy-logger.js';
 import { registerOpenApi } from './http/openapi.js';
 import { installJsonParsing } from './http/raw-body.js';
-import { trackRoutes } from './http/route-table.js';
+import { trackEndpoints, trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { decodeRoute } from './http/routes/decode.js';
+import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { instrumentBudget, Metrics } from './observability/metrics.js';
@@ -47,6 +51,13 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/**
+ * Longest path parameter the router accepts. Far above any valid one (an `addr.name` is at
+ * most 41 + 1 + 128 characters), so that a valid name is never refused for its length by the
+ * router; longer ones reach the handlers, which refuse them with a precise error.
+ */
+const MAX_PARAM_LENGTH = 2048;
+
 export async function createGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const startedAt = Date.now();
   const app = Fastify({
@@ -63,7 +74,25 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false },
     },
+    // `/health/` is `/health`; `addr.name` is `addr/name` (see contract-id-url.ts).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    rewriteUrl: (req) => splitContractId(req.url ?? '/'),
+    // Answers of the HTTP parser and the router, in the envelope too (client-errors.ts).
+    clientErrorHandler,
+    frameworkErrors,
+    // Slow or stalled senders are cut off (408) and cannot hold sockets: the header section
+    // must arrive within HTTP_HEADERS_TIMEOUT_MS, the whole request within
+    // HTTP_REQUEST_TIMEOUT_MS. Node checks these every connectionsCheckingInterval, so the
+    // interval follows the smaller limit.
+    requestTimeout: config.httpRequestTimeoutMs,
+    http: {
+      headersTimeout: config.httpHeadersTimeoutMs,
+      requestTimeout: config.httpRequestTimeoutMs,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(config.httpHeadersTimeoutMs / 4))),
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Beyond this many open connections Node drops new ones at once.
+  app.server.maxConnections = config.httpMaxConnections;
   const log = app.log;
 
   // Metrics read the store and budgets lazily, so they can be created first.
@@ -113,7 +142,10 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   installJsonParsing(app);
 
-  installErrorHandling(app, trackRoutes(app));
+  const routeTable = trackRoutes(app);
+  installErrorHandling(app, routeTable);
+  installCors(app, config.corsOrigins, routeTable);
+  const endpoints = trackEndpoints(app);
 
   // Draining: answers given while closing end their keep-alive connection, so that
   // server.close() is not held open by clients that would otherwise reuse it.
@@ -141,6 +173,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
+  await app.register(endpointIndexRoutes, { endpoints });
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });

@@ -18,8 +18,8 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; message: (e: Fasti
     message: () => 'request body is empty; a JSON object is required',
   },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
-    status: 400,
-    message: () => 'unsupported Content-Type; send application/json',
+    status: 415,
+    message: () => 'unsupported or malformed Content-Type; send application/json',
   },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
     status: 400,
@@ -28,10 +28,29 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; message: (e: Fasti
   FST_ERR_CTP_INVALID_TYPE: { status: 400, message: () => 'Content-Type header is invalid' },
 };
 
+/**
+ * The values a field accepts when it failed a `const`/`enum` check (a union of literals such
+ * as `network` fails one `const` per branch), so the message can name them all.
+ */
+function acceptedValues(
+  validation: ReadonlyArray<{ keyword?: string; params?: unknown }>,
+  path: string | undefined,
+  issues: ReadonlyArray<{ path: string }>,
+): unknown[] {
+  const out: unknown[] = [];
+  validation.forEach((v, i) => {
+    if (issues[i]?.path !== path) return;
+    const params = v.params as { allowedValue?: unknown; allowedValues?: unknown } | undefined;
+    if (v.keyword === 'const' && params !== undefined) out.push(params.allowedValue);
+    if (v.keyword === 'enum' && Array.isArray(params?.allowedValues)) out.push(...params.allowedValues);
+  });
+  return out;
+}
+
 export function toGatewayError(err: unknown): GatewayError {
   if (isGatewayError(err)) return err;
   const fe = err as FastifyError & {
-    validation?: Array<{ instancePath?: string; message?: string; params?: unknown }>;
+    validation?: Array<{ instancePath?: string; message?: string; params?: unknown; keyword?: string }>;
   };
   if (fe !== null && typeof fe === 'object') {
     if (Array.isArray(fe.validation)) {
@@ -41,10 +60,15 @@ export function toGatewayError(err: unknown): GatewayError {
         ...(v.params !== undefined ? { params: v.params } : {}),
       }));
       const first = issues[0];
+      const accepted = first === undefined ? [] : acceptedValues(fe.validation, issues[0]?.path, issues);
       return new GatewayError(
         'VALIDATION_ERROR',
-        first === undefined ? 'request validation failed' : `${first.path} ${first.message}`,
-        { issues },
+        first === undefined
+          ? 'request validation failed'
+          : accepted.length > 0
+            ? `${first.path} must be one of ${accepted.map((a) => JSON.stringify(a)).join(', ')}`
+            : `${first.path} ${first.message}`,
+        accepted.length > 0 ? { issues, accepted } : { issues },
       );
     }
     const known = typeof fe.code === 'string' ? FASTIFY_CLIENT_ERRORS[fe.code] : undefined;

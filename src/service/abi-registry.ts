@@ -37,17 +37,40 @@ export class AbiRegistry {
     private readonly node: NodeApi,
   ) {}
 
-  async get(ref: ContractRef): Promise<AbiResult> {
+  /** The ABI of `ref`; `bust` refetches it upstream (spending budget) and replaces the cached copy. */
+  async get(ref: ContractRef, opts: { bust?: boolean } = {}): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
-    const { value, outcome, entry } = await this.cache.get(key, async () =>
-      JSON.stringify(await this.node.getContractInterface(ref.network, ref.address, ref.contractName)),
+    const bust = opts.bust === true;
+    const { value, outcome, entry } = await this.cache.get(
+      key,
+      async () =>
+        JSON.stringify(await this.node.getContractInterface(ref.network, ref.address, ref.contractName)),
+      { bust },
     );
+    if (bust) this.#parsed.delete(key);
     let abi = this.#parsed.get(key);
     if (abi === undefined) {
       abi = parseAbi(value, ref);
       this.#parsed.set(key, abi);
     }
     return { json: value, abi, outcome, entry };
+  }
+
+  /**
+   * The ABI of `ref` if the cache already holds it, else undefined: never an upstream call.
+   * Used to enrich error messages with what the ABI expects, at no budget cost.
+   */
+  async cached(ref: ContractRef): Promise<ContractAbi | undefined> {
+    const key = abiKey(ref.network, ref.address, ref.contractName);
+    const memo = this.#parsed.get(key);
+    if (memo !== undefined) return memo;
+    const entry = await this.cache.peek(key);
+    if (entry === undefined) return undefined;
+    try {
+      return parseAbi(entry.value, ref);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Contracts whose ABI the cache holds, both networks, each once; local data only. */

@@ -12,6 +12,7 @@ import type { StoredEntry } from '../cache/store.js';
 import {
   checkArguments,
   decodeClarityHex,
+  describeType,
   parseClarityValue,
   parsePrincipal,
   renderClarityValue,
@@ -78,7 +79,12 @@ export class ReadOnlyService {
 
   /** Validate the call and get its raw result: from the cache, or from one coalesced upstream call. */
   async lookup(req: ReadOnlyRequest, memoKey?: string): Promise<ReadOnlyLookup> {
-    const call = this.#prepare(req, memoKey);
+    let call: PreparedCall;
+    try {
+      call = this.#prepare(req, memoKey);
+    } catch (err) {
+      throw await this.#withExpectedType(err, req);
+    }
     const cc = req.cacheControl ?? {};
     const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
     const skip = cc.skipCache === true;
@@ -112,6 +118,36 @@ export class ReadOnlyService {
       this.#prepared.set(memoKey, call);
     }
     return call;
+  }
+
+  /**
+   * A malformed argument (`details.path` under `functionArgs[i]`), told what the ABI expects
+   * there when the ABI is already cached: "got the string \"SP…\"" is clearer beside
+   * "argument 0, \"who\", is principal". Never fetches the ABI for a request that failed.
+   */
+  async #withExpectedType(err: unknown, req: ReadOnlyRequest): Promise<unknown> {
+    if (!isGatewayError(err) || err.code !== 'VALIDATION_ERROR') return err;
+    const path = err.details?.['path'];
+    const m = typeof path === 'string' ? /^functionArgs\[(\d+)\]/.exec(path) : null;
+    if (m === null) return err;
+    const index = Number(m[1]);
+    let abi: Awaited<ReturnType<AbiRegistry['cached']>>;
+    let ref: ContractRef;
+    try {
+      ref = parseContractRef(req.contractAddress, req.contractName);
+      abi = await this.abis.cached(ref);
+    } catch {
+      return err;
+    }
+    const fn = abi?.functions.find((f) => f.name === req.functionName);
+    const param = fn?.args[index];
+    if (fn === undefined || param === undefined) return err;
+    return new GatewayError(
+      err.code,
+      `${err.message} (argument ${index}, "${param.name}", of ${ref.id}::${fn.name} is ${describeType(param.type)})`,
+      { ...err.details, argument: index, name: param.name, expected: param.type },
+      { status: err.status },
+    );
   }
 
   /** The cache key a request maps to (admin invalidation of one entry). */
@@ -194,16 +230,18 @@ function prepare(req: ReadOnlyRequest): PreparedCall {
 
 /**
  * One function argument. The read-only endpoint reports every malformed argument as
- * VALIDATION_ERROR (its documented codes); the codec's finer code stays in details.
+ * VALIDATION_ERROR (its documented codes); the codec's finer code stays in details.codecError.
+ * The codec's message already names the argument's path: it is kept as it is.
  */
 function parseArgument(input: unknown, index: number): ClarityValue {
   try {
     return parseClarityValue(input, `functionArgs[${index}]`);
   } catch (err) {
     if (isGatewayError(err) && (err.code === 'INVALID_HEX_STRING' || err.code === 'DESERIALIZATION_ERROR')) {
-      throw new GatewayError('VALIDATION_ERROR', `functionArgs[${index}]: ${err.message}`, {
+      throw new GatewayError('VALIDATION_ERROR', err.message, {
+        ...err.details,
         argument: index,
-        reason: err.code,
+        codecError: err.code,
       });
     }
     throw err;

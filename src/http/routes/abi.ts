@@ -1,11 +1,29 @@
 /** GET /contract-calls/abi/{contractAddress}/{contractName} and GET /contract-calls/known-contracts */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { GatewayError } from '../../errors.js';
 import type { AbiRegistry } from '../../service/abi-registry.js';
 import { parseContractRef } from '../../service/contract-ref.js';
 import { cacheHeaders } from '../cache-status.js';
 import { ok, okJson } from '../envelope.js';
 import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../schemas.js';
+
+/** ABI query parameters; others are ignored (additional properties allowed). */
+const AbiQuery = Type.Object(
+  {
+    network: Type.Optional(
+      Type.Union([Type.Literal('mainnet'), Type.Literal('testnet')], {
+        description: 'must agree with the address (SP/SM mainnet, ST/SN testnet)',
+      }),
+    ),
+    bustCache: Type.Optional(
+      Type.Union([Type.Literal('true'), Type.Literal('false')], {
+        description: 'true: refetch the ABI upstream (spends upstream budget) and replace the cached copy',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
 
 export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async (app, { abis }) => {
   app.get(
@@ -14,7 +32,10 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
       schema: {
         summary: "Fetch a deployed contract's ABI (cached indefinitely)",
         tags: ['contract-calls'],
+        description:
+          'The contract may also be given as one segment, `/contract-calls/abi/{contractAddress}.{contractName}`. Unknown query parameters are ignored.',
         params: AbiParams,
+        querystring: AbiQuery,
         response: {
           200: successEnvelope(
             Type.Object({}, { additionalProperties: true, description: 'the contract ABI document' }),
@@ -26,7 +47,15 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
     },
     async (request, reply) => {
       const ref = parseContractRef(request.params.contractAddress, request.params.contractName);
-      const result = await abis.get(ref);
+      const { network, bustCache } = request.query;
+      if (network !== undefined && network !== ref.network) {
+        throw new GatewayError(
+          'VALIDATION_ERROR',
+          `network "${network}" contradicts contract address ${ref.address}, which is a ${ref.network} address`,
+          { network, addressNetwork: ref.network },
+        );
+      }
+      const result = await abis.get(ref, { bust: bustCache === 'true' });
       reply.headers(
         cacheHeaders({
           outcome: result.outcome,
