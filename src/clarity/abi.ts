@@ -200,7 +200,9 @@ function mismatch(cv: ClarityValue, t: AbiType, path: string): ArgumentMismatch 
   if (has(t, 'buffer')) {
     if (cv.type !== ClarityType.Buffer) return wrong();
     const len = cv.value.length / 2;
-    return len <= t.buffer.length ? undefined : at(`expected ${describeType(t)}, got a buffer of ${len} bytes`);
+    return len <= t.buffer.length
+      ? undefined
+      : at(`expected ${describeType(t)}, got a buffer of ${len} bytes`);
   }
   if (has(t, 'string-ascii')) {
     if (cv.type !== ClarityType.StringASCII) return wrong();

@@ -144,7 +144,7 @@ function fail(valueType: string, path: string, error: string, extra: Record<stri
 
 /** A short description of what a client sent, for "got ..." in messages. */
 function got(v: unknown): string {
-  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}…` : v)}`;
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `the ${typeof v} ${String(v)}`;

@@ -29,7 +29,9 @@ export const endpointIndexRoutes: FastifyPluginAsyncTypebox<{ endpoints: readonl
 ) => {
   const listing = () =>
     ok({
-      endpoints: [...endpoints].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method)),
+      endpoints: [...endpoints].sort(
+        (a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method),
+      ),
       openapi: '/openapi.json',
     });
 
@@ -60,7 +62,10 @@ export const endpointIndexRoutes: FastifyPluginAsyncTypebox<{ endpoints: readonl
     async (request, reply) => {
       reply.header('vary', 'Accept');
       if (wantsHtml(request.headers.accept)) {
-        return reply.code(303).header('location', EXPLORER_PATH).send(ok({ location: EXPLORER_PATH }));
+        return reply
+          .code(303)
+          .header('location', EXPLORER_PATH)
+          .send(ok({ location: EXPLORER_PATH }));
       }
       return listing();
     },

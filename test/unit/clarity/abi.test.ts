@@ -176,13 +176,17 @@ describe('checkArguments: failing', () => {
   it('reports a deep path through nested containers', () => {
     const type: AbiType = { list: { type: { optional: TUPLE }, length: 5 } };
     const cv = Cl.list([Cl.none(), Cl.some(Cl.tuple({ owner: Cl.uint(1), amount: Cl.uint(0) }))]);
-    expect(mismatch(cv, type)).toBe('functionArgs[0].value[1].value.value.owner: expected principal, got uint 1');
+    expect(mismatch(cv, type)).toBe(
+      'functionArgs[0].value[1].value.value.owner: expected principal, got uint 1',
+    );
   });
 
   it('refuses a wrong argument count', () => {
     const err = catchGatewayError(() => checkArguments([Cl.uint(1)], fn('uint128', 'bool'), CONTRACT));
     expect(err.code).toBe('INVALID_ARGUMENTS');
-    expect(err.message).toBe(`functionArgs: f takes 2 arguments (arg0: uint, arg1: bool), got 1 (${CONTRACT})`);
+    expect(err.message).toBe(
+      `functionArgs: f takes 2 arguments (arg0: uint, arg1: bool), got 1 (${CONTRACT})`,
+    );
     expect(err.details).toEqual({
       function: 'f',
       contract: CONTRACT,

@@ -226,7 +226,9 @@ describe('parseClarityValue: errors and paths', () => {
     const err = validationError({ type: 'foo', value: '1' });
     const error =
       'unsupported type; accepted types are uint, int, bool, principal, buffer, stringAscii, stringUtf8, list, tuple, none, some, responseOk, responseErr';
-    expect(err.message).toBe(`Failed to convert value to Clarity value of type "foo" at clarityValue: ${error}`);
+    expect(err.message).toBe(
+      `Failed to convert value to Clarity value of type "foo" at clarityValue: ${error}`,
+    );
     expect(err.details).toEqual({
       valueType: 'foo',
       error,
@@ -290,7 +292,9 @@ describe('parseClarityValue: errors and paths', () => {
   it('refuses a missing or non-string type', () => {
     expect(validationError({ value: '1' }).message).toMatch(/^clarityValue\.type: expected a string/);
     expect(validationError({ type: 1, value: '1' }).details).toMatchObject({ path: 'clarityValue.type' });
-    expect(validationError({ type: 1, value: '1' }).message).toMatch(/\(uint, int, bool, .*\), got the number 1$/);
+    expect(validationError({ type: 1, value: '1' }).message).toMatch(
+      /\(uint, int, bool, .*\), got the number 1$/,
+    );
   });
 
   it('decodes hex strings strictly and tags their errors with the path', () => {
