@@ -15,7 +15,7 @@ export async function registerOpenApi(app: FastifyInstance, options: { admin: bo
         title: 'clarity-cache',
         version: '0.1.0',
         description:
-          'HTTP/JSON caching gateway in front of the Stacks node API for Clarity smart contracts. Every response is an envelope: {success, data} or {success: false, error: {id, code, message, details}}.',
+          'HTTP/JSON caching gateway in front of the Stacks node API for Clarity smart contracts. Every response is an envelope: {success, data} or {success: false, error: {id, code, message, details}}. Wherever a path has {contractAddress}/{contractName}, the contract may also be given as one segment {contractAddress}.{contractName}. Trailing slashes are ignored. Request bodies are JSON, sent as application/json, text/plain or without a Content-Type (other types: 415). Public routes allow CORS (CORS_ORIGINS); admin routes never do.',
       },
       tags: [
         { name: 'contract-calls', description: 'The four operations of the interface' },
