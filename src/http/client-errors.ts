@@ -36,17 +36,24 @@ function overflowAnswer(rawPacket: unknown, maxHeaderSize: number): ParserAnswer
     : { status: 431, message: `request header section is larger than the limit (${maxHeaderSize} bytes)` };
 }
 
-function parserAnswer(err: NodeJS.ErrnoException & { rawPacket?: unknown }, maxHeaderSize: number) {
+type ParserError = NodeJS.ErrnoException & { rawPacket?: unknown; reason?: unknown };
+
+function parserAnswer(err: ParserError, maxHeaderSize: number): ParserAnswer {
+  // llhttp's own explanation, e.g. "Transfer-Encoding can't be present with Content-Length".
+  const reason = typeof err.reason === 'string' ? err.reason : (err.code ?? 'parse error');
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, message: 'the request was not received completely within the time limit' };
     case 'HPE_HEADER_OVERFLOW':
       return overflowAnswer(err.rawPacket, maxHeaderSize);
     case 'HPE_INVALID_TRANSFER_ENCODING':
+      return /content-length/i.test(reason)
+        ? { status: 400, message: 'conflicting Content-Length and Transfer-Encoding headers' }
+        : { status: 400, message: `malformed HTTP request: ${reason}` };
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return { status: 400, message: 'conflicting Content-Length and Transfer-Encoding headers' };
+      return { status: 400, message: 'duplicate or conflicting Content-Length headers' };
     default:
-      return { status: 400, message: `malformed HTTP request (${err.code ?? 'parse error'})` };
+      return { status: 400, message: `malformed HTTP request: ${reason}` };
   }
 }
 
@@ -64,11 +71,7 @@ export function rawErrorResponse(status: number, message: string): string {
 }
 
 /** Fastify's `clientErrorHandler`: every parser-level failure answered in the envelope. */
-export function clientErrorHandler(
-  this: FastifyInstance,
-  err: NodeJS.ErrnoException & { rawPacket?: unknown },
-  socket: Socket,
-): void {
+export function clientErrorHandler(this: FastifyInstance, err: ParserError, socket: Socket): void {
   // A reset connection has nobody left to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const { status, message } = parserAnswer(err, nodeMaxHeaderSize);

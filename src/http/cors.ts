@@ -19,6 +19,19 @@ export function isAdminPath(path: string): boolean {
   return path === '/admin' || path.startsWith('/admin/');
 }
 
+/** Add a name to Vary, keeping what the route set (GET / varies on Accept). */
+function addVary(reply: FastifyReply, name: string): void {
+  const current = reply.getHeader('vary');
+  const names =
+    current === undefined
+      ? []
+      : String(current)
+          .split(',')
+          .map((v) => v.trim());
+  if (!names.some((v) => v.toLowerCase() === name.toLowerCase())) names.push(name);
+  reply.header('vary', names.filter((v) => v !== '').join(', '));
+}
+
 function pathOf(request: FastifyRequest): string {
   const url = request.raw.url ?? request.url;
   const q = url.indexOf('?');
@@ -43,7 +56,7 @@ export function installCors(
 
   const corsHeaders = (request: FastifyRequest, reply: FastifyReply): boolean => {
     // With a list the answer depends on Origin: caches must keep one copy per origin.
-    if (!any) reply.header('vary', 'Origin');
+    if (!any) addVary(reply, 'Origin');
     const origin = allowOrigin(request);
     if (origin === undefined) return false;
     reply.header('access-control-allow-origin', origin);

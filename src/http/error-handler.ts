@@ -109,6 +109,8 @@ export function installErrorHandling(app: FastifyInstance, routes: Iterable<Rout
     const allowed = new Set<string>();
     for (const { pattern, methods } of routes)
       if (pattern.test(path)) for (const m of methods) allowed.add(m);
+    // Messages show the path as the client sent it (before `addr.name` was split).
+    const shown = request.originalUrl.split('?')[0] ?? path;
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(', ');
       return sendError(
@@ -116,7 +118,7 @@ export function installErrorHandling(app: FastifyInstance, routes: Iterable<Rout
         reply,
         new GatewayError(
           'METHOD_NOT_ALLOWED',
-          `${request.method} is not allowed on ${path}; use ${allow}`,
+          `${request.method} is not allowed on ${shown}; use ${allow}`,
           { allow: [...allowed].sort() },
           {
             headers: { allow },
@@ -127,7 +129,7 @@ export function installErrorHandling(app: FastifyInstance, routes: Iterable<Rout
     return sendError(
       request,
       reply,
-      new GatewayError('NOT_FOUND', `Route ${request.method} ${path} not found`),
+      new GatewayError('NOT_FOUND', `Route ${request.method} ${shown} not found`),
     );
   });
 }

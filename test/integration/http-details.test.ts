@@ -156,6 +156,16 @@ describe('answers of the parser and the router in the envelope (defect 13)', () 
     expect(res.body.error.message).toMatch(/Content-Length and Transfer-Encoding/);
   });
 
+  it('duplicate, conflicting Content-Length headers are a 400 envelope', async () => {
+    const res = await rawExchange(
+      gw.url,
+      'POST /contract-calls/decode-clarity-value HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{"a":1',
+    );
+    expect(res.status).toBe(400);
+    expectEnvelope(res.body, 'VALIDATION_ERROR', 400);
+    expect(res.body.error.message).toMatch(/Content-Length/);
+  });
+
   it('any other malformed request line is a 400 envelope', async () => {
     const res = await rawExchange(gw.url, 'GARBAGE\r\n\r\n');
     expect(res.status).toBe(400);
@@ -376,6 +386,8 @@ describe('the endpoint index', () => {
     });
     expect(browser.status).toBe(303);
     expect(browser.headers.get('location')).toBe('/explorer');
+    expect(browser.headers.get('vary')).toMatch(/Accept/);
+    expect(await browser.json()).toEqual({ success: true, data: { location: '/explorer' } });
     const api = await request(`${gw.url}/`, { headers: { accept: '*/*' } });
     expect(api.status).toBe(200);
     expect(api.body).toEqual((await request(`${gw.url}/contract-calls`)).body);

@@ -7,7 +7,12 @@
 import { Cl } from '@stacks/transactions';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeClarityHex, isValidContractName, isValidFunctionName, principalProblem } from '../../src/clarity/index.js';
+import {
+  decodeClarityHex,
+  isValidContractName,
+  isValidFunctionName,
+  principalProblem,
+} from '../../src/clarity/index.js';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../src/errors.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI, TESTNET_ADDR } from '../support/fixtures.js';
@@ -47,16 +52,33 @@ const junk = fc.string({
 });
 const percentJunk = fc.constantFrom('%ZZ', '%', '%4', '%E0%A4%A', '%00', '%2F', '%2E', '%C0%AF', '%FF');
 const address = fc.oneof(
-  fc.constantFrom(MAINNET_ADDR, TESTNET_ADDR, MAINNET_ADDR.toLowerCase(), `${MAINNET_ADDR.slice(0, -1)}X`, 'SP', ''),
+  fc.constantFrom(
+    MAINNET_ADDR,
+    TESTNET_ADDR,
+    MAINNET_ADDR.toLowerCase(),
+    `${MAINNET_ADDR.slice(0, -1)}X`,
+    'SP',
+    '',
+  ),
   junk,
 );
-const contractName = fc.oneof(fc.constantFrom('demo', 'nope', `a${'b'.repeat(127)}`, `a${'b'.repeat(128)}`, '1bad'), junk);
-const functionName = fc.oneof(fc.constantFrom('get-info', 'get-balance', 'typed', 'secret', 'transfer', 'nope'), junk);
+const contractName = fc.oneof(
+  fc.constantFrom('demo', 'nope', `a${'b'.repeat(127)}`, `a${'b'.repeat(128)}`, '1bad'),
+  junk,
+);
+const functionName = fc.oneof(
+  fc.constantFrom('get-info', 'get-balance', 'typed', 'secret', 'transfer', 'nope'),
+  junk,
+);
 const segment = fc.oneof(junk, percentJunk, fc.constant(''));
 
 const path = fc.oneof(
-  fc.tuple(address, contractName, functionName).map(([a, c, f]) => `/contract-calls/read-only/${a}/${c}/${f}`),
-  fc.tuple(address, contractName, functionName).map(([a, c, f]) => `/contract-calls/read-only/${a}.${c}/${f}`),
+  fc
+    .tuple(address, contractName, functionName)
+    .map(([a, c, f]) => `/contract-calls/read-only/${a}/${c}/${f}`),
+  fc
+    .tuple(address, contractName, functionName)
+    .map(([a, c, f]) => `/contract-calls/read-only/${a}.${c}/${f}`),
   fc.tuple(address, contractName).map(([a, c]) => `/contract-calls/abi/${a}/${c}`),
   fc.tuple(address, contractName).map(([a, c]) => `/contract-calls/abi/${a}.${c}`),
   fc.constantFrom(
@@ -71,7 +93,14 @@ const path = fc.oneof(
 );
 const query = fc.oneof(
   fc.constant(''),
-  fc.constantFrom('?network=mainnet', '?network=testnet', '?network=devnet', '?bustCache=true', '?bustCache=1', '?x=1&y'),
+  fc.constantFrom(
+    '?network=mainnet',
+    '?network=testnet',
+    '?network=devnet',
+    '?bustCache=true',
+    '?bustCache=1',
+    '?x=1&y',
+  ),
   junk.map((j) => `?${j}`),
 );
 const trailing = fc.constantFrom('', '', '/');
@@ -80,8 +109,25 @@ const clarityArg: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
     fc.record({
-      type: fc.constantFrom('uint', 'int', 'bool', 'principal', 'buffer', 'string', 'stringUtf8', 'none', 'foo', 'constructor'),
-      value: fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.boolean(), fc.constant(MAINNET_ADDR), fc.constant('0x01')),
+      type: fc.constantFrom(
+        'uint',
+        'int',
+        'bool',
+        'principal',
+        'buffer',
+        'string',
+        'stringUtf8',
+        'none',
+        'foo',
+        'constructor',
+      ),
+      value: fc.oneof(
+        fc.string({ maxLength: 12 }),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(MAINNET_ADDR),
+        fc.constant('0x01'),
+      ),
     }),
     fc.record({ type: fc.constantFrom('list', 'some', 'ok', 'err', 'tuple'), value: tie('value') }),
     fc.record({ type: fc.constant('list'), value: fc.array(tie('value'), { maxLength: 3 }) }),
@@ -100,7 +146,10 @@ const body = fc.oneof(
         network: fc.constantFrom('mainnet', 'testnet', 'devnet', 7),
         senderAddress: fc.oneof(fc.constant(MAINNET_ADDR), junk),
         cacheControl: fc.oneof(
-          fc.record({ bustCache: fc.boolean(), ttl: fc.oneof(fc.integer(), fc.double()) }, { requiredKeys: [] }),
+          fc.record(
+            { bustCache: fc.boolean(), ttl: fc.oneof(fc.integer(), fc.double()) },
+            { requiredKeys: [] },
+          ),
           fc.anything({ maxDepth: 1 }),
         ),
         strictJsonCompat: fc.anything({ maxDepth: 0 }),
@@ -114,7 +163,15 @@ const body = fc.oneof(
 
 const headers = fc.record(
   {
-    'Content-Type': fc.constantFrom('application/json', 'text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/json; charset=utf-8', ';;;', ''),
+    'Content-Type': fc.constantFrom(
+      'application/json',
+      'text/plain',
+      'application/xml',
+      'application/x-www-form-urlencoded',
+      'application/json; charset=utf-8',
+      ';;;',
+      '',
+    ),
     Origin: fc.constantFrom('https://app.example', 'null', 'x'),
     Accept: fc.constantFrom('text/html', '*/*', 'application/json'),
     'Access-Control-Request-Method': fc.constantFrom('POST', 'GET', 'DELETE'),
@@ -145,8 +202,10 @@ function problem(m: string, res: RawResponse): string | undefined {
     return status === 200 || status === 303 ? undefined : `undocumented success status ${status}`;
   }
   const error = body.error;
-  if (body.success !== false || typeof error !== 'object' || error === null) return 'error without an error envelope';
-  if (typeof error.id !== 'string' || typeof error.message !== 'string') return 'error record without id/message';
+  if (body.success !== false || typeof error !== 'object' || error === null)
+    return 'error without an error envelope';
+  if (typeof error.id !== 'string' || typeof error.message !== 'string')
+    return 'error record without id/message';
   const entry = ERROR_CATALOGUE[error.code as ErrorCode];
   if (entry === undefined) return `undocumented code ${error.code}`;
   if (error.code === 'INTERNAL_ERROR') return `INTERNAL_ERROR: ${error.message}`;
@@ -159,9 +218,11 @@ function upstreamProblem(r: (typeof node.requests)[number]): string | undefined 
   if (r.kind === 'info') return undefined;
   if (r.kind === 'other') return `unexpected upstream request ${r.method} ${r.url}`;
   if (r.address === undefined || principalProblem(r.address) !== undefined) return `bad address ${r.address}`;
-  if (r.contractName === undefined || !isValidContractName(r.contractName)) return `bad contract ${r.contractName}`;
+  if (r.contractName === undefined || !isValidContractName(r.contractName))
+    return `bad contract ${r.contractName}`;
   if (r.kind === 'interface') return undefined;
-  if (r.functionName === undefined || !isValidFunctionName(r.functionName)) return `bad function ${r.functionName}`;
+  if (r.functionName === undefined || !isValidFunctionName(r.functionName))
+    return `bad function ${r.functionName}`;
   const b = r.body as { sender?: unknown; arguments?: unknown } | undefined;
   if (typeof b?.sender !== 'string' || principalProblem(b.sender) !== undefined) return 'bad sender';
   if (!Array.isArray(b.arguments)) return 'arguments not an array';
@@ -182,7 +243,10 @@ describe('fuzzing every public route', () => {
       fc.asyncProperty(method, path, trailing, query, headers, body, async (m, p, t, q, h, b) => {
         const res = await rawExchange(gw.url, build(m, `${p}${t}${q}`, h, b));
         const why = problem(m, res);
-        expect(why, `${m} ${p}${t}${q} ${JSON.stringify(h)} ${b ?? ''}\n${res.raw.slice(0, 400)}`).toBeUndefined();
+        expect(
+          why,
+          `${m} ${p}${t}${q} ${JSON.stringify(h)} ${b ?? ''}\n${res.raw.slice(0, 400)}`,
+        ).toBeUndefined();
       }),
       { numRuns: 400 },
     );
