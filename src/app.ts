@@ -12,7 +12,7 @@ import { hotEntries } from './cache/store-health.js';
 import { createStore } from './cache/stores.js';
 import { TieredStore } from './cache/tiered-store.js';
 import { type Config, NETWORKS, type Network } from './config.js';
-import { clientErrorHandler, frameworkErrors } from './http/client-errors.js';
+import { clientErrorHandler, frameworkErrors, requireHostHeader } from './http/client-errors.js';
 import { splitContractId } from './http/contract-id-url.js';
 import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -89,6 +89,8 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       headersTimeout: config.httpHeadersTimeoutMs,
       requestTimeout: config.httpRequestTimeoutMs,
       connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(config.httpHeadersTimeoutMs / 4))),
+      // Checked in requireHostHeader instead, so that the answer is an envelope.
+      requireHostHeader: false,
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Beyond this many open connections Node drops new ones at once.
@@ -144,6 +146,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   const routeTable = trackRoutes(app);
   installErrorHandling(app, routeTable);
+  requireHostHeader(app);
   installCors(app, config.corsOrigins, routeTable);
   const endpoints = trackEndpoints(app);
 

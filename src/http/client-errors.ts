@@ -3,7 +3,7 @@
  * the envelope: a request that breaks HTTP/1.1 framing (conflicting Content-Length and
  * Transfer-Encoding, a bad method, ...), a request line or header section over Node's header
  * size limit, a request not received within the time limits, and a path with malformed
- * percent-encoding.
+ * percent-encoding, and an HTTP/1.1 request without a Host header.
  *
  * Parser-level errors happen before there is a request object, so the answer is written to
  * the socket as raw HTTP/1.1 and the connection is closed: after a framing error nothing
@@ -92,4 +92,25 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
         : error.message;
   const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
   sendError(request, reply, new GatewayError('VALIDATION_ERROR', message, undefined, { status }));
+}
+
+/**
+ * HTTP/1.1 requires a Host header. Node answers a request without one with a bare 400 of its
+ * own (`requireHostHeader`); the server is created with that check off and it is made here
+ * instead, in the envelope.
+ */
+export function requireHostHeader(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    const raw = request.raw;
+    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && request.headers.host === undefined) {
+      reply.header('connection', 'close');
+      sendError(
+        request,
+        reply,
+        new GatewayError('VALIDATION_ERROR', 'an HTTP/1.1 request needs a Host header'),
+      );
+      return;
+    }
+    done();
+  });
 }

@@ -111,7 +111,9 @@ export function installErrorHandling(app: FastifyInstance, routes: Iterable<Rout
       if (pattern.test(path)) for (const m of methods) allowed.add(m);
     // Messages show the path as the client sent it (before `addr.name` was split).
     const shown = request.originalUrl.split('?')[0] ?? path;
-    if (allowed.size > 0) {
+    // A path that looks like a route of this very method but was not routed (a segment the
+    // router refuses) is not found: "GET is not allowed ...; use GET" would contradict itself.
+    if (allowed.size > 0 && !allowed.has(request.method)) {
       const allow = [...allowed].sort().join(', ');
       return sendError(
         request,

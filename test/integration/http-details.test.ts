@@ -166,6 +166,13 @@ describe('answers of the parser and the router in the envelope (defect 13)', () 
     expect(res.body.error.message).toMatch(/Content-Length/);
   });
 
+  it("an HTTP/1.1 request without Host is a 400 envelope (not Node's bare 400)", async () => {
+    const res = await rawExchange(gw.url, 'GET /health HTTP/1.1\r\n\r\n');
+    expect(res.status).toBe(400);
+    expectEnvelope(res.body, 'VALIDATION_ERROR', 400);
+    expect(res.body.error.message).toMatch(/Host/);
+  });
+
   it('any other malformed request line is a 400 envelope', async () => {
     const res = await rawExchange(gw.url, 'GARBAGE\r\n\r\n');
     expect(res.status).toBe(400);
