@@ -443,6 +443,24 @@ describe('ABI query parameters', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  it('documents the ABI query parameters, the addr.name paths and the index routes', async () => {
+    const { paths } = (await request(`${gw.url}/openapi.json`)).body;
+    for (const p of [
+      '/contract-calls/abi/{contractAddress}/{contractName}',
+      '/contract-calls/abi/{contractId}',
+    ]) {
+      const names = paths[p].get.parameters.map((x: { in: string; name: string }) => `${x.in}:${x.name}`);
+      expect(names).toEqual(expect.arrayContaining(['query:network', 'query:bustCache']));
+    }
+    expect(paths['/contract-calls/read-only/{contractId}/{functionName}'].post.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ in: 'path', name: 'contractId' })]),
+    );
+    expect(paths['/contract-calls'].get).toBeDefined();
+    expect(paths['/'].get).toBeDefined();
+  });
+});
+
 describe('argument errors that help', () => {
   const ro = (fn: string) => `${gw.url}/contract-calls/read-only/${MAINNET_ADDR}/demo/${fn}`;
 
