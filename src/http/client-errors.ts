@@ -76,8 +76,8 @@ export function clientErrorHandler(this: FastifyInstance, err: ParserError, sock
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const { status, message } = parserAnswer(err, nodeMaxHeaderSize);
   this.log.debug({ code: err.code, status }, `client error: ${message}`);
+  // Close once the answer is flushed: the rest of the connection's bytes cannot be trusted.
   if (socket.writable) socket.end(rawErrorResponse(status, message));
-  // end() flushes the answer; destroySoon-style: do not wait on a slow reader for long.
   socket.destroySoon();
 }
 

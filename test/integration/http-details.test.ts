@@ -192,6 +192,10 @@ describe('answers of the parser and the router in the envelope (defect 13)', () 
     expect(call.body).toEqual({ success: true, data: true });
     const dotted = await request(`${gw.url}/contract-calls/abi/${MAINNET_ADDR}.${LONG_CONTRACT}`);
     expect(dotted.status).toBe(200);
+    // A segment longer than any valid one is still an envelope (the router's limit, 414).
+    const huge = await request(`${gw.url}/contract-calls/abi/${MAINNET_ADDR}/${'a'.repeat(3000)}`);
+    expect(huge.status).toBe(414);
+    expectEnvelope(huge.body, 'VALIDATION_ERROR', 414);
     // One character more is a name error from the gateway, not the router's 414.
     const tooLong = await request(`${gw.url}/contract-calls/abi/${MAINNET_ADDR}/${LONG_CONTRACT}x`);
     expect(tooLong.status).toBe(400);
