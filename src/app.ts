@@ -9,13 +9,16 @@ import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
 import { type Config, NETWORKS, type Network } from './config.js';
+import { requireHostHeader } from './http/client-errors.js';
+import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
 import { installJsonParsing } from './http/raw-body.js';
-import { trackRoutes } from './http/route-table.js';
+import { trackEndpoints, trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { decodeRoute } from './http/routes/decode.js';
+import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { createServer, installRequestHooks } from './http/server.js';
@@ -105,7 +108,11 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   installJsonParsing(app);
 
-  installErrorHandling(app, trackRoutes(app));
+  const routeTable = trackRoutes(app);
+  installErrorHandling(app, routeTable);
+  requireHostHeader(app);
+  installCors(app, config.corsOrigins, routeTable);
+  const endpoints = trackEndpoints(app);
 
   let draining = false;
   installRequestHooks(app, {
@@ -115,6 +122,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
+  await app.register(endpointIndexRoutes, { endpoints });
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });

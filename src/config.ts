@@ -37,6 +37,17 @@ export interface Config {
   /** Admin API bearer token; the admin routes exist only when it is set. */
   readonly adminToken: string | undefined;
   readonly shutdownGraceMs: number;
+  /**
+   * Origins allowed by CORS on the public routes: `['*']` (any), a list of origins, or empty
+   * (`CORS_ORIGINS=none`: no CORS headers at all).
+   */
+  readonly corsOrigins: readonly string[];
+  /** Longest wait for a request's complete header section (slowloris guard). */
+  readonly httpHeadersTimeoutMs: number;
+  /** Longest wait for a whole request, body included. */
+  readonly httpRequestTimeoutMs: number;
+  /** Most client connections held open at once; beyond it new connections are dropped. */
+  readonly httpMaxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -78,6 +89,33 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
     throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
   }
   return raw as T;
+}
+
+/** `*`, `none`, or a comma-separated list of origins (scheme://host[:port], no path). */
+function origins(env: Env, name: string): readonly string[] {
+  const raw = str(env, name, '*');
+  if (raw === '*') return Object.freeze(['*']);
+  if (raw.toLowerCase() === 'none') return Object.freeze([]);
+  const list = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const origin of list) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    // An Origin header is exactly scheme://host[:port]: anything else could never match.
+    if (parsed === undefined || parsed.origin !== origin) {
+      throw new ConfigError(
+        name,
+        `must be *, none or a comma-separated list of origins like https://app.example.com, got "${origin}"`,
+      );
+    }
+  }
+  return Object.freeze(list);
 }
 
 function url(env: Env, name: string, fallback: string): string {
@@ -135,6 +173,17 @@ export function loadConfig(env: Env = process.env): Config {
     ]),
     adminToken: optional(env, 'ADMIN_TOKEN'),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
+    httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1),
+    httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1),
+    httpMaxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 10_000, 1),
   };
+  // Node refuses a headers timeout longer than the request timeout: say so by name instead.
+  if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS',
+      `must not exceed HTTP_REQUEST_TIMEOUT_MS (${config.httpRequestTimeoutMs}), got ${config.httpHeadersTimeoutMs}`,
+    );
+  }
   return Object.freeze(config);
 }

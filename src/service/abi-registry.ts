@@ -54,9 +54,24 @@ export class AbiRegistry {
     return this.#parsed.calculatedSize;
   }
 
-  /** The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age. */
-  async answer(contractAddress: string, contractName: string): Promise<RenderedAnswer> {
-    const result = await this.get(parseContractRef(contractAddress, contractName));
+  /**
+   * The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age.
+   * `network` (the ?network= query) must agree with the address; `bust` refetches upstream.
+   */
+  async answer(
+    contractAddress: string,
+    contractName: string,
+    opts: { network?: Network | undefined; bust?: boolean } = {},
+  ): Promise<RenderedAnswer> {
+    const ref = parseContractRef(contractAddress, contractName);
+    if (opts.network !== undefined && opts.network !== ref.network) {
+      throw new GatewayError(
+        'VALIDATION_ERROR',
+        `network "${opts.network}" contradicts contract address ${ref.address}, which is a ${ref.network} address`,
+        { network: opts.network, addressNetwork: ref.network },
+      );
+    }
+    const result = await this.get(ref, { bust: opts.bust === true });
     const cache = cacheHeaders({
       outcome: result.outcome,
       entry: result.entry,
@@ -71,17 +86,42 @@ export class AbiRegistry {
     };
   }
 
-  async get(ref: ContractRef): Promise<AbiResult> {
+  /** The ABI of `ref`; `bust` refetches it upstream (spending budget) and replaces the cached copy. */
+  async get(ref: ContractRef, opts: { bust?: boolean } = {}): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
-    const { value, outcome, entry, stored } = await this.cache.get(key, async () =>
-      JSON.stringify((await this.node.getContractInterface(ref.network, ref.address, ref.contractName)).abi),
+    const bust = opts.bust === true;
+    const { value, outcome, entry, stored } = await this.cache.get(
+      key,
+      async () =>
+        JSON.stringify(
+          (await this.node.getContractInterface(ref.network, ref.address, ref.contractName)).abi,
+        ),
+      { bust },
     );
+    if (bust) this.#parsed.delete(key);
     let abi = this.#parsed.get(key);
     if (abi === undefined) {
       abi = parseAbi(value, ref);
       this.#parsed.set(key, abi, { size: parsedAbiBytes(key, value) });
     }
     return { json: value, abi, outcome, entry, stored: stored === true };
+  }
+
+  /**
+   * The ABI of `ref` if the cache already holds it, else undefined: never an upstream call.
+   * Used to enrich error messages with what the ABI expects, at no budget cost.
+   */
+  async cached(ref: ContractRef): Promise<ContractAbi | undefined> {
+    const key = abiKey(ref.network, ref.address, ref.contractName);
+    const memo = this.#parsed.get(key);
+    if (memo !== undefined) return memo;
+    const entry = await this.cache.peek(key);
+    if (entry === undefined) return undefined;
+    try {
+      return parseAbi(entry.value, ref);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Contracts whose ABI the cache holds, both networks, each once; local data only. */

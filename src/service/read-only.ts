@@ -12,13 +12,14 @@
  */
 import type { CacheEntry } from '../cache/entry.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
-import { checkArguments, decodeClarityHex, renderClarityValue } from '../clarity/index.js';
+import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { NodeApi } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
+import { type ContractRef, parseContractRef } from './contract-ref.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
 
@@ -73,7 +74,13 @@ export class ReadOnlyService {
    * Cache-Status and Age headers in `headers`, so the answer still says where it came from.
    */
   async answer(req: ReadOnlyRequest, text?: RequestText): Promise<RenderedAnswer> {
-    const result = await this.#lookup(this.#prepared.get(req, text), req);
+    let call: PreparedCall;
+    try {
+      call = this.#prepared.get(req, text);
+    } catch (err) {
+      throw await this.#withExpectedType(err, req);
+    }
+    const result = await this.#lookup(call, req);
     const cache = cacheHeaders(result);
     const render = (): unknown => this.render(result.value, req);
     let body: string;
@@ -99,6 +106,36 @@ export class ReadOnlyService {
       strictJsonCompat: req.strictJsonCompat ?? true,
       preserveContainers: req.preserveContainers ?? false,
     });
+  }
+
+  /**
+   * A malformed argument (`details.path` under `functionArgs[i]`), told what the ABI expects
+   * there when the ABI is already cached: "got the string \"SP…\"" is clearer beside
+   * "argument 0, \"who\", is principal". Never fetches the ABI for a request that failed.
+   */
+  async #withExpectedType(err: unknown, req: ReadOnlyRequest): Promise<unknown> {
+    if (!isGatewayError(err) || err.code !== 'VALIDATION_ERROR') return err;
+    const path = err.details?.['path'];
+    const m = typeof path === 'string' ? /^functionArgs\[(\d+)\]/.exec(path) : null;
+    if (m === null) return err;
+    const index = Number(m[1]);
+    let abi: Awaited<ReturnType<AbiRegistry['cached']>>;
+    let ref: ContractRef;
+    try {
+      ref = parseContractRef(req.contractAddress, req.contractName);
+      abi = await this.abis.cached(ref);
+    } catch {
+      return err;
+    }
+    const fn = abi?.functions.find((f) => f.name === req.functionName);
+    const param = fn?.args[index];
+    if (fn === undefined || param === undefined) return err;
+    return new GatewayError(
+      err.code,
+      `${err.message} (argument ${index}, "${param.name}", of ${ref.id}::${fn.name} is ${describeType(param.type)})`,
+      { ...err.details, argument: index, name: param.name, expected: param.type },
+      { status: err.status },
+    );
   }
 
   /** The cache key a request maps to (admin invalidation of one entry). */
