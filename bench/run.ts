@@ -29,7 +29,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { hashArguments, readOnlyKey } from '../src/cache/keys.js';
-import { SqliteStore } from '../src/cache/sqlite-store.js';
+import { SqliteStore } from '../src/cache/stores/sqlite.js';
 import { parseClarityValue, toHex } from '../src/clarity/index.js';
 import { MAINNET_ADDR } from '../test/support/fixtures.js';
 import { analyzeProfile, formatProfile } from './analyze-profile.js';

@@ -3,25 +3,25 @@
  * routes. Dependencies can be injected (tests inject stores or a node API); by default they
  * are built from the configuration.
  */
-import { randomUUID } from 'node:crypto';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
-import { hotEntries } from './cache/store-health.js';
-import { createStore } from './cache/stores.js';
-import { TieredStore } from './cache/tiered-store.js';
+import { createStore } from './cache/stores/create.js';
+import { hotEntries } from './cache/stores/health.js';
 import type { Config } from './config.js';
+import { requireHostHeader } from './http/client-errors.js';
+import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
-import { lazyChildLogger } from './http/lazy-logger.js';
 import { registerOpenApi } from './http/openapi.js';
 import { installJsonParsing } from './http/raw-body.js';
-import { trackRoutes } from './http/route-table.js';
+import { trackEndpoints, trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { decodeRoute } from './http/routes/decode.js';
+import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
+import { createServer, installRequestHooks } from './http/server.js';
 import { Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
@@ -55,24 +55,7 @@ export interface Gateway {
 
 export async function createGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const startedAt = Date.now();
-  const app = Fastify({
-    logger: { level: config.logLevel },
-    // One line per request is written by our onResponse hook instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: config.bodyLimitBytes,
-    // request.ip: the first X-Forwarded-For hop when TRUST_PROXY=true (the client behind the
-    // proxies), else the socket's address. It names the client for fair budget waiting.
-    trustProxy: config.trustProxy,
-    genReqId: () => randomUUID(),
-    childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger, bindings, options),
-    requestIdHeader: false,
-    // See installJsonParsing: tuple keys such as `constructor` are plain data.
-    onProtoPoisoning: 'ignore',
-    onConstructorPoisoning: 'ignore',
-    ajv: {
-      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false },
-    },
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  const app = createServer(config);
   const log = app.log;
 
   // Metrics read the store and budgets lazily, so they can be created first.
@@ -81,7 +64,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   // Loaded only then: ioredis costs start-up time the other stores do not need to pay.
   const scaleOut =
     config.cacheStore === 'redis'
-      ? await (await import('./redis-scale-out.js')).createRedisScaleOut(config, log)
+      ? await (await import('./redis/scale-out.js')).createRedisScaleOut(config, log)
       : undefined;
   const rawBudgets: Record<string, Budget> =
     deps.budgets ?? scaleOut?.budgets ?? createUpstreamBuckets(config.upstreams, config);
@@ -99,7 +82,10 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       onError: onStoreError,
       ...(scaleOut === undefined ? {} : { onSharedChange: (key: string) => scaleOut.hotTier.announce(key) }),
     });
-    if (scaleOut !== undefined && created instanceof TieredStore) scaleOut.hotTier.bind(created);
+    // A store with a hot tier in front of the shared Redis: other instances' writes evict from it.
+    if (scaleOut !== undefined && created.evictHot !== undefined) {
+      scaleOut.hotTier.bind({ evictHot: created.evictHot.bind(created) });
+    }
     store = created;
   }
   const cache = new ReadThroughCache(store, {
@@ -148,39 +134,26 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const upstreamHealth = new UpstreamHealth(() => upstreamPool);
   const node = deps.node ?? new StacksNodeClient({ config, pool: upstreamPool!, logger: log, onAttempt });
 
-  const abis = new AbiRegistry(cache, node);
+  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes);
   const readOnly = new ReadOnlyService(cache, abis, node);
 
   installJsonParsing(app);
 
-  installErrorHandling(app, trackRoutes(app));
+  const routeTable = trackRoutes(app);
+  installErrorHandling(app, routeTable);
+  requireHostHeader(app);
+  installCors(app, config.corsOrigins, routeTable);
+  const endpoints = trackEndpoints(app);
 
-  // Draining: answers given while closing end their keep-alive connection, so that
-  // server.close() is not held open by clients that would otherwise reuse it.
   let draining = false;
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (draining) reply.header('connection', 'close');
-    done(null, payload);
-  });
-  const logRequests = ['info', 'debug', 'trace'].includes(config.logLevel);
-  app.addHook('onResponse', (request, reply, done) => {
-    const ms = reply.elapsedTime;
-    metrics.request(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, ms / 1000);
-    if (logRequests) {
-      request.log.info(
-        {
-          method: request.method,
-          url: request.url,
-          statusCode: reply.statusCode,
-          ms: Math.round(ms * 100) / 100,
-        },
-        'request',
-      );
-    }
-    done();
+  installRequestHooks(app, {
+    logLevel: config.logLevel,
+    onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
+    isDraining: () => draining,
   });
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
+  await app.register(endpointIndexRoutes, { endpoints });
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });

@@ -47,15 +47,32 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Entries held in the in-memory hot tier in front of the persistent store. */
   readonly hotCacheMaxEntries: number;
+  /** Byte budget of the hot tier (approximate: UTF-16 size of keys and values plus overhead). */
+  readonly hotCacheMaxBytes: number;
+  /** Byte budget of the parsed-ABI memo (estimated heap size of the parsed documents). */
+  readonly abiMemoMaxBytes: number;
   /** Request body limit in bytes (decisions.md: 1 MiB). */
   readonly bodyLimitBytes: number;
   readonly logLevel: LogLevel;
   /** Admin API bearer token; the admin routes exist only when it is set. */
   readonly adminToken: string | undefined;
   readonly shutdownGraceMs: number;
+  /**
+   * Origins allowed by CORS on the public routes: `['*']` (any), a list of origins, or empty
+   * (`CORS_ORIGINS=none`: no CORS headers at all).
+   */
+  readonly corsOrigins: readonly string[];
+  /** Longest wait for a request's complete header section (slowloris guard). */
+  readonly httpHeadersTimeoutMs: number;
+  /** Longest wait for a whole request, body included. */
+  readonly httpRequestTimeoutMs: number;
+  /** Most client connections held open at once; beyond it new connections are dropped. */
+  readonly httpMaxConnections: number;
 }
 
 type Env = Record<string, string | undefined>;
+
+const MIB = 1024 * 1024;
 
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
@@ -91,6 +108,33 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+/** `*`, `none`, or a comma-separated list of origins (scheme://host[:port], no path). */
+function origins(env: Env, name: string): readonly string[] {
+  const raw = str(env, name, '*');
+  if (raw === '*') return Object.freeze(['*']);
+  if (raw.toLowerCase() === 'none') return Object.freeze([]);
+  const list = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const origin of list) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    // An Origin header is exactly scheme://host[:port]: anything else could never match.
+    if (parsed === undefined || parsed.origin !== origin) {
+      throw new ConfigError(
+        name,
+        `must be *, none or a comma-separated list of origins like https://app.example.com, got "${origin}"`,
+      );
+    }
+  }
+  return Object.freeze(list);
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -131,6 +175,9 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamMaxWaitingPerClient: int(env, 'UPSTREAM_MAX_WAITING_PER_CLIENT', 16, 0),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     hotCacheMaxEntries: int(env, 'HOT_CACHE_MAX_ENTRIES', 10_000, 1),
+    // Defaults keep RSS under the benchmark's 256 MiB bound with 1M entries in SQLite.
+    hotCacheMaxBytes: int(env, 'HOT_CACHE_MAX_BYTES', 32 * MIB, 1 * MIB),
+    abiMemoMaxBytes: int(env, 'ABI_MEMO_MAX_BYTES', 16 * MIB, 1 * MIB),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', [
       'fatal',
@@ -143,6 +190,17 @@ export function loadConfig(env: Env = process.env): Config {
     ]),
     adminToken: optional(env, 'ADMIN_TOKEN'),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
+    httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1),
+    httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1),
+    httpMaxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 10_000, 1),
   };
+  // Node refuses a headers timeout longer than the request timeout: say so by name instead.
+  if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS',
+      `must not exceed HTTP_REQUEST_TIMEOUT_MS (${config.httpRequestTimeoutMs}), got ${config.httpHeadersTimeoutMs}`,
+    );
+  }
   return Object.freeze(config);
 }

@@ -4,13 +4,13 @@
  * that only one instance of several sharing a store loads it. Without the hook (memory,
  * sqlite) the cache coalesces in-process only, on its unchanged fast path.
  */
-import type { StoredEntry } from './store.js';
+import type { CacheEntry } from './entry.js';
 
 export interface CoalesceTask {
   /** Load the value and store it (unless `stores` is false). Called at most once. */
   load(): Promise<string>;
   /** The shared store's entry for the key, a failure counting as absent. */
-  read(): Promise<StoredEntry | undefined>;
+  read(): Promise<CacheEntry | undefined>;
   /** Whether load() stores its value (false for skipCache). */
   readonly stores: boolean;
   /** A bust: a value stored or produced before this call started is not acceptable. */

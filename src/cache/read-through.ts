@@ -1,11 +1,16 @@
 /**
  * The caching rules, kept apart from storage: read-through with per-request TTL, bust and
- * skip, and coalescing of identical concurrent misses into one load. The store is any
- * CacheStore; a store failure degrades to a miss (on read) or to not storing (on write) and
- * is reported, never thrown: a request that can still be answered is answered.
+ * skip, freshness (policy.ts), and coalescing of identical concurrent misses into one load.
+ * The store is any CacheStore; a store failure degrades to a miss (on read) or to not storing
+ * (on write) and is reported, never thrown: a request that can still be answered is answered.
+ *
+ * It is also the one door to the cache for everybody else (listing, invalidation, stats), so
+ * that no caller reaches around it to the store.
  */
 import type { CrossInstanceCoalescer } from './coalescer.js';
-import type { CacheStore, StoredEntry } from './store.js';
+import type { CacheEntry, EntryMeta } from './entry.js';
+import { classify, type FreshnessRequirement } from './policy.js';
+import type { CacheStore } from './store.js';
 
 export type CacheOutcome = 'hit' | 'miss' | 'coalesced' | 'bypass';
 
@@ -16,19 +21,28 @@ export interface CachePolicy {
   readonly bust?: boolean;
   /** Do not store the result of this request. */
   readonly skip?: boolean;
+  /** What the request requires of a cached entry beyond its ttl (block bound). */
+  readonly freshness?: FreshnessRequirement | undefined;
 }
 
 export interface CacheResult {
   readonly value: string;
   readonly outcome: CacheOutcome;
   /** The entry served, for a hit (age and ttl left); undefined for a fresh load. */
-  readonly entry?: StoredEntry;
+  readonly entry?: CacheEntry;
+  /**
+   * Whether this request's value is now in the store (a fresh load that was written, here or
+   * by the leader it joined); false for a hit, a skip, or a write that failed.
+   */
+  readonly stored?: boolean;
 }
 
 /** A leader's value; remote when another instance loaded it (cross-instance coalescing). */
 interface Loaded {
   readonly value: string;
   readonly remote: boolean;
+  /** Whether the value was written to the store. */
+  readonly stored: boolean;
 }
 
 interface InFlight {
@@ -48,22 +62,31 @@ export class ReadThroughCache {
   private readonly onOutcome: OutcomeHook;
   /** Coalescing across instances sharing the store (CACHE_STORE=redis); absent: in-process only. */
   private readonly coalescer: CrossInstanceCoalescer | undefined;
+  /** Clock for freshness, in epoch ms; give it the store's. */
+  private readonly now: () => number;
 
   constructor(
-    readonly store: CacheStore,
+    private readonly store: CacheStore,
     hooks: {
       onStoreError?: StoreErrorHook;
       onOutcome?: OutcomeHook;
       coalescer?: CrossInstanceCoalescer | undefined;
+      now?: () => number;
     } = {},
   ) {
+    this.now = hooks.now ?? Date.now;
     this.onStoreError = hooks.onStoreError ?? (() => {});
     this.onOutcome = hooks.onOutcome ?? (() => {});
     this.coalescer = hooks.coalescer;
   }
 
-  /** Read an entry, a store failure counting as a miss. */
-  async peek(key: string): Promise<StoredEntry | undefined> {
+  /** Report a store failure seen outside the read-through path (admin removal): logged and counted. */
+  reportStoreError(err: unknown, op: 'get' | 'set' | 'delete' | 'list'): void {
+    this.onStoreError(err, op);
+  }
+
+  /** Read an entry (fresh or stale), a store failure counting as a miss. */
+  async peek(key: string): Promise<CacheEntry | undefined> {
     try {
       return await this.store.get(key);
     } catch (err) {
@@ -72,11 +95,16 @@ export class ReadThroughCache {
     }
   }
 
-  async put(key: string, value: string, ttlMs?: number): Promise<void> {
+  /** Write an entry; false (reported, not thrown) when the store could not write it. */
+  async put(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<boolean> {
     try {
-      await this.store.set(key, value, ttlMs);
+      await (meta === undefined
+        ? this.store.set(key, value, ttlMs)
+        : this.store.set(key, value, ttlMs, meta));
+      return true;
     } catch (err) {
       this.onStoreError(err, 'set');
+      return false;
     }
   }
 
@@ -87,7 +115,8 @@ export class ReadThroughCache {
   async get(key: string, load: () => Promise<string>, policy: CachePolicy = {}): Promise<CacheResult> {
     if (policy.bust !== true) {
       const entry = await this.peek(key);
-      if (entry !== undefined) {
+      // A stale entry is a miss for now; issue 11 serves it under stale-while-revalidate/-if-error.
+      if (entry !== undefined && this.#isFresh(entry, policy)) {
         this.onOutcome('hit', key);
         return { value: entry.value, outcome: 'hit', entry };
       }
@@ -95,18 +124,19 @@ export class ReadThroughCache {
     const wantsStore = policy.skip !== true;
     const joined = this.#inflight.get(key);
     if (joined !== undefined) {
-      const { value } = await joined.promise;
-      if (wantsStore && !joined.leaderStores) await this.put(key, value, policy.ttlMs);
+      const { value, stored: leaderStored } = await joined.promise;
+      let stored = wantsStore && leaderStored;
+      if (wantsStore && !joined.leaderStores) stored = await this.put(key, value, policy.ttlMs);
       this.onOutcome('coalesced', key);
-      return { value, outcome: 'coalesced' };
+      return { value, outcome: 'coalesced', stored };
     }
     const promise = this.#lead(key, load, wantsStore, policy);
     this.#inflight.set(key, { promise, leaderStores: wantsStore });
     try {
-      const { value, remote } = await promise;
+      const { value, remote, stored } = await promise;
       const outcome = remote ? 'coalesced' : policy.bust === true ? 'bypass' : 'miss';
       this.onOutcome(outcome, key);
-      return { value, outcome };
+      return { value, outcome, stored };
     } finally {
       this.#inflight.delete(key);
     }
@@ -120,13 +150,14 @@ export class ReadThroughCache {
   ): Promise<Loaded> {
     if (this.coalescer === undefined) {
       const value = await load();
-      if (store) await this.put(key, value, policy.ttlMs);
-      return { value, remote: false };
+      const stored = store && (await this.put(key, value, policy.ttlMs));
+      return { value, remote: false, stored };
     }
+    let storedHere = false;
     const shared = await this.coalescer.run(key, {
       load: async () => {
         const value = await load();
-        if (store) await this.put(key, value, policy.ttlMs);
+        if (store) storedHere = await this.put(key, value, policy.ttlMs);
         return value;
       },
       read: () => this.peek(key),
@@ -134,8 +165,60 @@ export class ReadThroughCache {
       fresh: policy.bust === true,
     });
     // Another instance's value that it did not store (its request had skipCache): store it here.
-    if (!shared.loadedHere && store && !shared.stored) await this.put(key, shared.value, policy.ttlMs);
-    return { value: shared.value, remote: !shared.loadedHere };
+    let stored = store && (shared.loadedHere ? storedHere : shared.stored);
+    if (!shared.loadedHere && store && !shared.stored)
+      stored = await this.put(key, shared.value, policy.ttlMs);
+    return { value: shared.value, remote: !shared.loadedHere, stored };
+  }
+
+  /**
+   * A store returns only live entries, judged by its own clock. An entry whose freshness ends
+   * with its life (staleAt === expiresAt: every entry today) and a request without a block
+   * bound need no other judgement, and the hit path reads no clock.
+   */
+  #isFresh(entry: CacheEntry, policy: CachePolicy): boolean {
+    if (entry.staleAt === entry.expiresAt && policy.freshness?.maxBlocks === undefined) return true;
+    return classify(entry, this.now(), policy.freshness) === 'fresh';
+  }
+
+  /** Keys of the live entries under prefix. A store failure is thrown: a partial list would mislead. */
+  list(prefix: string): Promise<string[]> {
+    return this.store.list(prefix);
+  }
+
+  /**
+   * Keys under prefix that the process still holds in memory, for an answer while the
+   * persistent store is down; undefined when the store has no such tier.
+   */
+  listHeld(prefix: string): string[] | undefined {
+    return this.store.listHot?.(prefix);
+  }
+
+  /** Remove one entry; true when something was removed. A store failure is thrown. */
+  invalidate(key: string): Promise<boolean> {
+    return this.store.delete(key);
+  }
+
+  /** Remove every entry under prefix; returns how many were removed. */
+  async invalidatePrefix(prefix: string): Promise<number> {
+    let removed = 0;
+    for (const key of await this.store.list(prefix)) if (await this.store.delete(key)) removed++;
+    return removed;
+  }
+
+  /** The store's short name ("memory", "tiered", ...). */
+  get kind(): string {
+    return this.store.kind;
+  }
+
+  /** Entries held in process memory (hot tier, or the whole memory store). */
+  get hotEntries(): number {
+    return this.store.hotEntries?.() ?? 0;
+  }
+
+  /** Approximate bytes of the hot tier, when the store has a bounded one. */
+  get hotBytes(): number | undefined {
+    return this.store.hotBytes?.();
   }
 
   /** Identical loads under way (for metrics and tests). */

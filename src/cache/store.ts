@@ -1,37 +1,44 @@
 /**
- * The one storage interface every cache store implements (memory, SQLite, Redis), kept apart
- * from the caching rules (TTL defaults, bust/skip, coalescing) that live in the read-through
- * cache. Values are opaque strings; the store only keeps them and honours expiry.
+ * The one storage interface every cache store implements (memory, SQLite, Redis, tiered),
+ * kept apart from the caching rules (freshness, bust/skip, coalescing) of the read-through
+ * cache. Values are opaque strings; a store keeps them with their entry times and honours
+ * expiry.
+ *
+ * Some abilities only some stores have (a hot tier, a connection state). They are declared
+ * here as optional members, so callers ask the store instead of testing its class.
  */
+import type { CacheEntry, EntryMeta } from './entry.js';
 
-export interface StoredEntry {
-  readonly value: string;
-  /** Epoch milliseconds when the entry was written. */
-  readonly storedAt: number;
-  /** Epoch milliseconds after which the entry is gone; null = never expires. */
-  readonly expiresAt: number | null;
-}
+export type { CacheEntry, EntryMeta } from './entry.js';
 
 export interface CacheStore {
   /** Short name for logs and metrics: "memory", "sqlite", "redis", "tiered". */
   readonly kind: string;
-  /** The live entry, or undefined when absent or expired. */
-  get(key: string): Promise<StoredEntry | undefined>;
-  /** Write (or overwrite) an entry; ttlMs undefined or 0 = never expires. */
-  set(key: string, value: string, ttlMs?: number): Promise<void>;
+  /** The live entry (fresh or stale), or undefined when absent or expired. */
+  get(key: string): Promise<CacheEntry | undefined>;
+  /** Write (or overwrite) an entry; ttlMs undefined or 0 = never stale, never expires. */
+  set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void>;
   /** Remove an entry; true when something was removed. */
   delete(key: string): Promise<boolean>;
   /** Keys of the live entries that start with prefix, in no particular order. */
   list(prefix: string): Promise<string[]>;
   /** Release files, connections and timers. Idempotent. */
   close(): Promise<void>;
-}
 
-/** expiresAt for a ttl in ms at time `now`; null when the entry never expires. */
-export function expiryFor(ttlMs: number | undefined, now: number): number | null {
-  return ttlMs === undefined || ttlMs <= 0 ? null : now + ttlMs;
-}
+  // Optional capabilities.
 
-export function isLive(entry: Pick<StoredEntry, 'expiresAt'>, now: number): boolean {
-  return entry.expiresAt === null || entry.expiresAt > now;
+  /** The persistent store behind an in-memory tier: what readiness must probe. */
+  readonly backing?: CacheStore;
+  /** A networked store: whether it is connected now (a probe need not wait for a timeout). */
+  isReady?(): boolean;
+  /** Entries held in process memory (a memory store, or a tiered store's hot tier). */
+  hotEntries?(): number;
+  /** Approximate bytes held in process memory by a bounded hot tier. */
+  hotBytes?(): number;
+  /** Why writes are failing now (disk full, locked, file deleted), or undefined when they work. */
+  writeProblem?(): string | undefined;
+  /** Live keys under prefix held in process memory: what can still be listed while the backing store is down. */
+  listHot?(prefix: string): string[];
+  /** Drop the in-memory copy of key (another instance changed it in the shared backing store). */
+  evictHot?(key: string): void;
 }

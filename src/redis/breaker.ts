@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { BreakerChange, BreakerSync } from '../upstream/breaker.js';
+import { KEY_PREFIX, type Subscription, subscribe } from './connection.js';
 
 export interface RedisBreakerSyncOptions {
   /** The shared command client; a duplicate of it subscribes. */
@@ -28,7 +29,7 @@ export interface RedisBreakerSyncOptions {
 export class RedisBreakerSync implements BreakerSync {
   readonly channel: string;
   readonly #client: Redis;
-  readonly #sub: Redis;
+  readonly #sub: Subscription;
   readonly #prefix: string;
   readonly #instance = randomUUID();
   readonly #onError: (err: unknown) => void;
@@ -36,20 +37,13 @@ export class RedisBreakerSync implements BreakerSync {
 
   constructor(options: RedisBreakerSyncOptions) {
     this.#client = options.client;
-    this.#prefix = options.keyPrefix ?? 'cc:';
+    this.#prefix = options.keyPrefix ?? KEY_PREFIX;
     this.channel = `${this.#prefix}breaker`;
     this.#onError = options.onError ?? (() => {});
-    const sub = this.#client.duplicate({ lazyConnect: true });
-    this.#sub = sub;
-    sub.on('error', () => {
-      // The command client reports outages; the subscriber reconnects by itself.
-    });
-    sub.on('ready', () => {
-      sub.subscribe(this.channel).then(() => this.#catchUp(), this.#onError);
-    });
-    sub.on('message', (_channel: string, message: string) => this.#onMessage(message));
-    sub.connect().catch(() => {
-      // Unreachable now: ioredis keeps reconnecting.
+    this.#sub = subscribe(this.#client, this.channel, {
+      onSubscribed: () => void this.#catchUp(),
+      onError: this.#onError,
+      onMessage: (message) => this.#onMessage(message),
     });
   }
 
@@ -86,7 +80,7 @@ export class RedisBreakerSync implements BreakerSync {
 
   async close(): Promise<void> {
     this.#targets.clear();
-    this.#sub.disconnect();
+    this.#sub.close();
   }
 
   #onMessage(message: string): void {

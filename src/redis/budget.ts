@@ -31,7 +31,6 @@
  * never evicts it; it is one small hash per upstream.
  */
 import type { Redis } from 'ioredis';
-import { LuaScript } from '../cache/lua-script.js';
 import type { GatewayError } from '../errors.js';
 import {
   type Budget,
@@ -43,6 +42,8 @@ import {
   checkBudgetSettings,
 } from '../upstream/budget/budget.js';
 import { TokenBucket } from '../upstream/budget/local.js';
+import { KEY_PREFIX } from './connection.js';
+import { LuaScript } from './lua-script.js';
 
 /**
  * KEYS[1] the bucket: a hash {t: tokens (below zero when future tokens are reserved),
@@ -122,7 +123,7 @@ export class RedisBudget implements Budget {
     checkBudgetSettings('RedisBudget', options);
     this.#client = options.client;
     this.#label = options.id;
-    this.key = `${options.keyPrefix ?? 'cc:'}budget:${options.id}`;
+    this.key = `${options.keyPrefix ?? KEY_PREFIX}budget:${options.id}`;
     this.#capacity = options.capacity;
     this.#intervalMs = 60_000 / options.refillPerMinute;
     this.#queueTimeoutMs = options.queueTimeoutMs;

@@ -5,8 +5,7 @@
  */
 import { ABI_PREFIX, abiKey, READ_ONLY_PREFIX, readOnlyPrefix } from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
-import { hotEntries } from '../cache/store-health.js';
-import { isGatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../errors.js';
 import type { AbiRegistry } from './abi-registry.js';
 import type { ContractRef } from './contract-ref.js';
 import { parseContractRef } from './contract-ref.js';
@@ -28,15 +27,43 @@ export class CacheAdmin {
 
   /** Remove every entry whose key starts with prefix; returns how many were removed. */
   async deletePrefix(prefix: string): Promise<number> {
-    const keys = await this.cache.store.list(prefix);
+    const keys = await this.#list(prefix);
     let deleted = 0;
-    for (const key of keys) if (await this.cache.store.delete(key)) deleted++;
+    for (const key of keys) if (await this.#delete(key)) deleted++;
     return deleted;
   }
 
   /** The one entry a read-only request maps to (same validation and key as the call itself). */
   async invalidateCall(req: ReadOnlyRequest): Promise<number> {
-    return (await this.cache.store.delete(this.readOnly.keyOf(req))) ? 1 : 0;
+    return (await this.#delete(this.readOnly.keyOf(req))) ? 1 : 0;
+  }
+
+  /**
+   * Store calls of the admin API: a store that cannot do them (locked, full, file deleted,
+   * Redis down) is reported (logged, counted) and answered as SERVICE_UNAVAILABLE in the
+   * envelope, never as a 500.
+   */
+  async #store<T>(op: 'delete' | 'list', run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      this.cache.reportStoreError(err, op);
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new GatewayError(
+        'SERVICE_UNAVAILABLE',
+        `the cache store could not ${op === 'delete' ? 'remove entries' : 'list entries'}: ${reason}`,
+        { retryable: true },
+        { cause: err },
+      );
+    }
+  }
+
+  #list(prefix: string): Promise<string[]> {
+    return this.#store('list', () => this.cache.list(prefix));
+  }
+
+  #delete(key: string): Promise<boolean> {
+    return this.#store('delete', () => this.cache.invalidate(key));
   }
 
   /** Every cached result of a contract, or of one of its functions; optionally its ABI too. */
@@ -46,7 +73,7 @@ export class CacheAdmin {
     );
     if (includeAbi && functionName === undefined) {
       const key = abiKey(ref.network, ref.address, ref.contractName);
-      if (await this.cache.store.delete(key)) deleted++;
+      if (await this.#delete(key)) deleted++;
       this.abis.forget(key);
     }
     return deleted;
@@ -81,14 +108,13 @@ export class CacheAdmin {
   }
 
   async stats(): Promise<Record<string, unknown>> {
-    const [abiKeys, resultKeys] = await Promise.all([
-      this.cache.store.list(ABI_PREFIX),
-      this.cache.store.list(READ_ONLY_PREFIX),
-    ]);
+    const [abiKeys, resultKeys] = await Promise.all([this.#list(ABI_PREFIX), this.#list(READ_ONLY_PREFIX)]);
     return {
-      store: this.cache.store.kind,
+      store: this.cache.kind,
       entries: { abis: abiKeys.length, readOnlyResults: resultKeys.length },
-      hotTierEntries: hotEntries(this.cache.store),
+      hotTierEntries: this.cache.hotEntries,
+      hotTierBytes: this.cache.hotBytes,
+      abiMemoBytes: this.abis.memoBytes,
       inflightLoads: this.cache.inflight,
     };
   }

@@ -1,27 +1,30 @@
 /**
- * A read-only call: validate everything locally, answer from the cache when it can, and
- * otherwise validate against the ABI and make one (coalesced) upstream call. What is cached
- * is the node's raw result hex; decoding options apply per request.
+ * A read-only call, from the request to the rendered answer: validate everything locally,
+ * answer from the cache when it can, and otherwise validate against the ABI and make one
+ * (coalesced) upstream call. What is cached is the node's raw result hex; decoding options
+ * apply per request.
+ *
+ * answer() is the one entry point: the single endpoint, and later the batch and the
+ * node-compatible endpoints, are thin shells around it. The memos that keep the hit path
+ * cheap live behind it: prepared calls by request text (prepared-call.ts) and rendered
+ * envelopes by stored entry (rendered-bodies.ts). A hit re-parses, re-hashes, re-renders and
+ * re-stringifies nothing.
  */
-
-import type { ClarityValue } from '@stacks/transactions';
-import { LRUCache } from 'lru-cache';
-import { hashArguments, readOnlyKey } from '../cache/keys.js';
+import type { CacheEntry } from '../cache/entry.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
-import type { StoredEntry } from '../cache/store.js';
-import {
-  checkArguments,
-  decodeClarityHex,
-  parseClarityValue,
-  parsePrincipal,
-  renderClarityValue,
-  toHex,
-} from '../clarity/index.js';
+import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
-import { assertFunctionName, type ContractRef, parseContractRef } from './contract-ref.js';
+import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
+import { cacheHeaders } from './cache-status.js';
+import { type ContractRef, parseContractRef } from './contract-ref.js';
+import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
+import { RenderedBodies, successBody } from './rendered-bodies.js';
+
+export type { RenderedAnswer } from './answer.js';
+export type { RequestText } from './prepared-call.js';
 
 export interface ReadOnlyRequest {
   readonly contractAddress: string;
@@ -46,29 +49,15 @@ export interface ReadOnlyLookup {
   readonly value: string;
   readonly outcome: CacheOutcome;
   /** The entry served, for a hit. */
-  readonly entry?: StoredEntry | undefined;
+  readonly entry?: CacheEntry | undefined;
   /** Whether this request stored the value, and for how long (undefined = until removed). */
   readonly stored: boolean;
   readonly ttlMs: number | undefined;
 }
 
-/** The prepared form of a request: everything a cache lookup and an upstream call need. */
-interface PreparedCall {
-  readonly ref: ContractRef;
-  readonly functionName: string;
-  readonly sender: string;
-  readonly args: readonly ClarityValue[];
-  readonly argsHex: string[];
-  readonly key: string;
-}
-
 export class ReadOnlyService {
-  /** Prepared calls by request text; bounded in count and (roughly) in bytes. */
-  readonly #prepared = new LRUCache<string, PreparedCall>({
-    max: 10_000,
-    maxSize: 16 * 1024 * 1024,
-    sizeCalculation: (call, memoKey) => memoKey.length * 2 + call.key.length * 2 + 512,
-  });
+  readonly #prepared = new PreparedCalls();
+  readonly #rendered = new RenderedBodies();
 
   constructor(
     private readonly cache: ReadThroughCache,
@@ -76,18 +65,38 @@ export class ReadOnlyService {
     private readonly node: NodeApi,
   ) {}
 
-  /** Validate the call and get its raw result: from the cache, or from one coalesced upstream call. */
-  async lookup(req: ReadOnlyRequest, memoKey?: string, ctx?: RequestContext): Promise<ReadOnlyLookup> {
-    const call = this.#prepare(req, memoKey);
-    const cc = req.cacheControl ?? {};
-    const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
-    const skip = cc.skipCache === true;
-    const { value, outcome, entry } = await this.cache.get(call.key, () => this.#fetch(call, ctx), {
-      ttlMs,
-      bust: cc.bustCache === true,
-      skip,
-    });
-    return { value, outcome, entry, stored: outcome !== 'hit' && !skip, ttlMs };
+  /**
+   * The answer to a read-only request. `text` is the request's exact text when there is one
+   * (URL and body): identical texts prepare identically, so it memoizes the preparation.
+   *
+   * Failures are thrown as GatewayErrors for the caller's error rendering. One that comes
+   * after the cache lookup (a cached `(err ...)` raised as CONTRACT_ERROR) carries the
+   * Cache-Status and Age headers in `headers`, so the answer still says where it came from.
+   */
+  async answer(req: ReadOnlyRequest, text?: RequestText, ctx?: RequestContext): Promise<RenderedAnswer> {
+    let call: PreparedCall;
+    try {
+      call = this.#prepared.get(req, text);
+    } catch (err) {
+      throw await this.#withExpectedType(err, req);
+    }
+    const result = await this.#lookup(call, req, ctx);
+    const cache = cacheHeaders(result);
+    const render = (): unknown => this.render(result.value, req);
+    let body: string;
+    try {
+      body =
+        result.entry === undefined
+          ? successBody(render())
+          : this.#rendered.body(
+              result.entry,
+              (req.strictJsonCompat === false ? 1 : 0) | (req.preserveContainers ? 2 : 0),
+              render,
+            );
+    } catch (err) {
+      throw isGatewayError(err) ? withHeaders(err, cache) : err;
+    }
+    return { status: 200, headers: { ...cache, 'content-type': JSON_CONTENT_TYPE }, body };
   }
 
   /** Decode a raw result with the request's options; an (err ...) raises CONTRACT_ERROR. */
@@ -100,18 +109,33 @@ export class ReadOnlyService {
   }
 
   /**
-   * prepare() is pure: the same request always prepares the same way. memoKey identifies the
-   * request exactly (its URL and body text), so a repeat skips argument parsing, serialization
-   * and hashing. Only successes are memoized; a bad request is re-validated every time.
+   * A malformed argument (`details.path` under `functionArgs[i]`), told what the ABI expects
+   * there when the ABI is already cached: "got the string \"SP…\"" is clearer beside
+   * "argument 0, \"who\", is principal". Never fetches the ABI for a request that failed.
    */
-  #prepare(req: ReadOnlyRequest, memoKey: string | undefined): PreparedCall {
-    if (memoKey === undefined) return prepare(req);
-    let call = this.#prepared.get(memoKey);
-    if (call === undefined) {
-      call = prepare(req);
-      this.#prepared.set(memoKey, call);
+  async #withExpectedType(err: unknown, req: ReadOnlyRequest): Promise<unknown> {
+    if (!isGatewayError(err) || err.code !== 'VALIDATION_ERROR') return err;
+    const path = err.details?.['path'];
+    const m = typeof path === 'string' ? /^functionArgs\[(\d+)\]/.exec(path) : null;
+    if (m === null) return err;
+    const index = Number(m[1]);
+    let abi: Awaited<ReturnType<AbiRegistry['cached']>>;
+    let ref: ContractRef;
+    try {
+      ref = parseContractRef(req.contractAddress, req.contractName);
+      abi = await this.abis.cached(ref);
+    } catch {
+      return err;
     }
-    return call;
+    const fn = abi?.functions.find((f) => f.name === req.functionName);
+    const param = fn?.args[index];
+    if (fn === undefined || param === undefined) return err;
+    return new GatewayError(
+      err.code,
+      `${err.message} (argument ${index}, "${param.name}", of ${ref.id}::${fn.name} is ${describeType(param.type)})`,
+      { ...err.details, argument: index, name: param.name, expected: param.type },
+      { status: err.status },
+    );
   }
 
   /** The cache key a request maps to (admin invalidation of one entry). */
@@ -119,9 +143,22 @@ export class ReadOnlyService {
     return prepare(req).key;
   }
 
+  /** Validate the call and get its raw result: from the cache, or from one coalesced upstream call. */
+  async #lookup(call: PreparedCall, req: ReadOnlyRequest, ctx?: RequestContext): Promise<ReadOnlyLookup> {
+    const cc = req.cacheControl ?? {};
+    const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
+    const skip = cc.skipCache === true;
+    const { value, outcome, entry, stored } = await this.cache.get(call.key, () => this.#fetch(call, ctx), {
+      ttlMs,
+      bust: cc.bustCache === true,
+      skip,
+    });
+    return { value, outcome, entry, stored: stored === true, ttlMs };
+  }
+
   /** A miss: check the call against the (cached) ABI, then ask the node. */
   async #fetch(call: PreparedCall, ctx?: RequestContext): Promise<string> {
-    const { abi } = await this.abis.get(call.ref, ctx);
+    const { abi } = await this.abis.get(call.ref, {}, ctx);
     const fn = abi.functions.find((f) => f.name === call.functionName);
     if (fn === undefined || fn.access === 'private') {
       throw new GatewayError(
@@ -160,54 +197,11 @@ export class ReadOnlyService {
   }
 }
 
-function prepare(req: ReadOnlyRequest): PreparedCall {
-  const ref = parseContractRef(req.contractAddress, req.contractName);
-  assertFunctionName(req.functionName);
-  if (req.network !== undefined && req.network !== ref.network) {
-    throw new GatewayError(
-      'VALIDATION_ERROR',
-      `network "${req.network}" contradicts contract address ${req.contractAddress}, which is a ${ref.network} address`,
-      { network: req.network, addressNetwork: ref.network },
-    );
-  }
-  const sender = req.senderAddress ?? req.contractAddress;
-  if (req.senderAddress !== undefined) {
-    try {
-      parsePrincipal(req.senderAddress);
-    } catch (err) {
-      throw new GatewayError('VALIDATION_ERROR', `senderAddress is not a valid Stacks principal`, {
-        senderAddress: req.senderAddress,
-        error: err instanceof Error ? err.message : String(err),
-      });
-    }
-  }
-  const args = req.functionArgs.map((input, i) => parseArgument(input, i));
-  const argsHex = args.map((cv) => toHex(cv));
-  const key = readOnlyKey(
-    ref.network,
-    ref.address,
-    ref.contractName,
-    req.functionName,
-    sender,
-    hashArguments(argsHex),
-  );
-  return { ref, functionName: req.functionName, sender, args, argsHex, key };
-}
-
-/**
- * One function argument. The read-only endpoint reports every malformed argument as
- * VALIDATION_ERROR (its documented codes); the codec's finer code stays in details.
- */
-function parseArgument(input: unknown, index: number): ClarityValue {
-  try {
-    return parseClarityValue(input, `functionArgs[${index}]`);
-  } catch (err) {
-    if (isGatewayError(err) && (err.code === 'INVALID_HEX_STRING' || err.code === 'DESERIALIZATION_ERROR')) {
-      throw new GatewayError('VALIDATION_ERROR', `functionArgs[${index}]: ${err.message}`, {
-        argument: index,
-        reason: err.code,
-      });
-    }
-    throw err;
-  }
+/** The same error with more response headers (a memoized error is shared: never mutate it). */
+function withHeaders(err: GatewayError, headers: Record<string, string>): GatewayError {
+  return new GatewayError(err.code, err.message, err.details, {
+    status: err.status,
+    headers: { ...err.headers, ...headers },
+    ...(err.cause === undefined ? {} : { cause: err.cause }),
+  });
 }

@@ -63,11 +63,65 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
 
+  it('bounds the hot tier and the parsed-ABI memo in bytes (HOT_CACHE_MAX_BYTES, ABI_MEMO_MAX_BYTES)', () => {
+    const defaults = loadConfig({});
+    expect(defaults.hotCacheMaxBytes).toBe(32 * 1024 * 1024);
+    expect(defaults.abiMemoMaxBytes).toBe(16 * 1024 * 1024);
+    expect(defaults.hotCacheMaxEntries).toBe(10_000);
+    const set = loadConfig({ HOT_CACHE_MAX_BYTES: '8388608', ABI_MEMO_MAX_BYTES: '4194304' });
+    expect(set.hotCacheMaxBytes).toBe(8 * 1024 * 1024);
+    expect(set.abiMemoMaxBytes).toBe(4 * 1024 * 1024);
+    for (const name of ['HOT_CACHE_MAX_BYTES', 'ABI_MEMO_MAX_BYTES']) {
+      expect(() => loadConfig({ [name]: '1000' })).toThrow(`invalid configuration: ${name} must be between`);
+      expect(() => loadConfig({ [name]: '32MB' })).toThrow(`${name} must be a whole number`);
+    }
+  });
+
   it('needs a redis:// REDIS_URL for CACHE_STORE=redis', () => {
     expect(() => loadConfig({ CACHE_STORE: 'redis' })).toThrow('REDIS_URL');
     expect(() => loadConfig({ CACHE_STORE: 'redis', REDIS_URL: 'http://x' })).toThrow('REDIS_URL');
     expect(loadConfig({ CACHE_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl).toBe(
       'redis://127.0.0.1:6379',
+    );
+  });
+  it('reads the HTTP limits and CORS origins (extensions §6), with their defaults', () => {
+    const defaults = loadConfig({});
+    expect(defaults).toMatchObject({
+      corsOrigins: ['*'],
+      httpHeadersTimeoutMs: 10_000,
+      httpRequestTimeoutMs: 30_000,
+      httpMaxConnections: 10_000,
+    });
+    expect(loadConfig({ CORS_ORIGINS: 'none' }).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: 'NONE' }).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins).toEqual([
+      'https://a.example',
+      'http://localhost:5173',
+    ]);
+    expect(
+      loadConfig({
+        HTTP_HEADERS_TIMEOUT_MS: '500',
+        HTTP_REQUEST_TIMEOUT_MS: '900',
+        HTTP_MAX_CONNECTIONS: '3',
+      }),
+    ).toMatchObject({ httpHeadersTimeoutMs: 500, httpRequestTimeoutMs: 900, httpMaxConnections: 3 });
+  });
+
+  it.each([
+    ['CORS_ORIGINS', 'https://a.example/path'],
+    ['CORS_ORIGINS', 'a.example'],
+    ['CORS_ORIGINS', '*, https://a.example'],
+    ['HTTP_HEADERS_TIMEOUT_MS', '0'],
+    ['HTTP_REQUEST_TIMEOUT_MS', 'soon'],
+    ['HTTP_MAX_CONNECTIONS', '0'],
+  ])('refuses %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '4000' })).toThrow(
+      'HTTP_HEADERS_TIMEOUT_MS',
     );
   });
 });

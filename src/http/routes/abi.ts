@@ -1,11 +1,26 @@
 /** GET /contract-calls/abi/{contractAddress}/{contractName} and GET /contract-calls/known-contracts */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ok } from '../../api/envelope.js';
+import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../../api/schemas.js';
 import type { AbiRegistry } from '../../service/abi-registry.js';
-import { parseContractRef } from '../../service/contract-ref.js';
-import { cacheHeaders } from '../cache-status.js';
-import { ok, okJson } from '../envelope.js';
-import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../schemas.js';
+
+/** ABI query parameters; others are ignored (additional properties allowed). */
+const AbiQuery = Type.Object(
+  {
+    network: Type.Optional(
+      Type.Union([Type.Literal('mainnet'), Type.Literal('testnet')], {
+        description: 'must agree with the address (SP/SM mainnet, ST/SN testnet)',
+      }),
+    ),
+    bustCache: Type.Optional(
+      Type.Union([Type.Literal('true'), Type.Literal('false')], {
+        description: 'true: refetch the ABI upstream (spends upstream budget) and replace the cached copy',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
 
 export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async (app, { abis }) => {
   app.get(
@@ -14,7 +29,10 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
       schema: {
         summary: "Fetch a deployed contract's ABI (cached indefinitely)",
         tags: ['contract-calls'],
+        description:
+          'The contract may also be given as one segment, `/contract-calls/abi/{contractAddress}.{contractName}`. Unknown query parameters are ignored.',
         params: AbiParams,
+        querystring: AbiQuery,
         response: {
           200: successEnvelope(
             Type.Object({}, { additionalProperties: true, description: 'the contract ABI document' }),
@@ -25,20 +43,21 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
       },
     },
     async (request, reply) => {
-      const ref = parseContractRef(request.params.contractAddress, request.params.contractName);
-      const result = await abis.get(ref, { clientId: request.ip, requestId: request.id });
-      reply.headers(
-        cacheHeaders({
-          outcome: result.outcome,
-          entry: result.entry,
-          stored: result.outcome !== 'hit',
-          ttlMs: undefined,
-        }),
+      const { network, bustCache } = request.query;
+      const answer = await abis.answer(
+        request.params.contractAddress,
+        request.params.contractName,
+        {
+          network,
+          bust: bustCache === 'true',
+        },
+        { clientId: request.ip, requestId: request.id },
       );
-      // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify
-      // (Fastify sends a string payload as it is, without the response serializer).
-      const body = okJson(result.json);
-      return reply.type('application/json; charset=utf-8').send(body as never);
+      // Already JSON: Fastify sends a string payload as it is, without the response serializer.
+      return reply
+        .code(answer.status)
+        .headers(answer.headers)
+        .send(answer.body as never);
     },
   );
 

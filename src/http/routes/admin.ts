@@ -6,12 +6,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ok } from '../../api/envelope.js';
+import { AbiParams, ErrorEnvelope, ReadOnlyBody, successEnvelope } from '../../api/schemas.js';
 import { GatewayError } from '../../errors.js';
 import type { CacheAdmin } from '../../service/cache-admin.js';
 import { parseContractRef } from '../../service/contract-ref.js';
-import { ok } from '../envelope.js';
 import { sendError } from '../error-handler.js';
-import { AbiParams, ErrorEnvelope, ReadOnlyBody, successEnvelope } from '../schemas.js';
 
 export interface AdminOptions {
   readonly token: string;

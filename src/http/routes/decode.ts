@@ -1,9 +1,9 @@
 /** POST /contract-calls/decode-clarity-value */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ok } from '../../api/envelope.js';
+import { DecodeBody, ErrorEnvelope, successEnvelope } from '../../api/schemas.js';
 import { decodeClarityHex, parseClarityValue, renderClarityValue } from '../../clarity/index.js';
-import { ok } from '../envelope.js';
-import { DecodeBody, ErrorEnvelope, successEnvelope } from '../schemas.js';
 
 export const decodeRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post(

@@ -1,15 +1,15 @@
 /** GET /health (liveness), GET /ready (readiness with checks), GET /metrics (Prometheus). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ok } from '../../api/envelope.js';
+import { ErrorEnvelope, successEnvelope } from '../../api/schemas.js';
 import type { CacheStore } from '../../cache/store.js';
-import { probeStore } from '../../cache/store-health.js';
+import { probeStore } from '../../cache/stores/health.js';
 import { NETWORKS } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { UpstreamHealth } from '../../observability/upstream-health.js';
-import { ok } from '../envelope.js';
 import { sendError } from '../error-handler.js';
-import { ErrorEnvelope, successEnvelope } from '../schemas.js';
 
 export interface OpsOptions {
   readonly store: CacheStore;

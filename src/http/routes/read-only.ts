@@ -1,19 +1,17 @@
-/** POST /contract-calls/read-only/{contractAddress}/{contractName}/{functionName} */
+/**
+ * POST /contract-calls/read-only/{contractAddress}/{contractName}/{functionName}: a thin
+ * shell around ReadOnlyService.answer, which does everything from validation to the
+ * rendered envelope.
+ */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '../../api/schemas.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
-import { cacheHeaders } from '../cache-status.js';
-import { RenderedBodies, successBody } from '../rendered-bodies.js';
-import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '../schemas.js';
-
-/** Longest request body whose prepared form is memoized (longer ones are rare and re-prepared). */
-const MAX_MEMO_BODY = 4096;
 
 export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService }> = async (
   app,
   { service },
 ) => {
-  const rendered = new RenderedBodies();
   app.post(
     '/contract-calls/read-only/:contractAddress/:contractName/:functionName',
     {
@@ -32,27 +30,17 @@ export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService
       },
     },
     async (request, reply) => {
-      const body = request.body;
       const raw = request.rawBody;
-      // Identical requests (same URL, same body text) prepare identically: memoize by their text.
-      const memoKey = raw !== undefined && raw.length <= MAX_MEMO_BODY ? `${request.url}\n${raw}` : undefined;
-      const result = await service.lookup({ ...request.params, ...body }, memoKey, {
-        clientId: request.ip,
-        requestId: request.id,
-      });
-      // Set before rendering, so a cached (err ...) raised as CONTRACT_ERROR still says where it came from.
-      reply.headers(cacheHeaders(result));
-      const render = () => service.render(result.value, body);
-      const text =
-        result.entry === undefined
-          ? successBody(render())
-          : rendered.body(
-              result.entry,
-              (body.strictJsonCompat === false ? 1 : 0) | (body.preserveContainers ? 2 : 0),
-              render,
-            );
+      const answer = await service.answer(
+        { ...request.params, ...request.body },
+        raw === undefined ? undefined : { url: request.url, body: raw },
+        { clientId: request.ip, requestId: request.id },
+      );
       // Already JSON: Fastify sends a string payload as it is.
-      return reply.type('application/json; charset=utf-8').send(text as never);
+      return reply
+        .code(answer.status)
+        .headers(answer.headers)
+        .send(answer.body as never);
     },
   );
 };

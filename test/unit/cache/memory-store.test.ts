@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approximateBytes, MemoryStore } from '../../../src/cache/memory-store.js';
+import { approximateBytes, MemoryStore } from '../../../src/cache/stores/memory.js';
 import { testClock } from './store-contract.js';
 
 describe('MemoryStore', () => {
@@ -26,7 +26,13 @@ describe('MemoryStore', () => {
   });
 
   it('stays within maxBytes and does not keep an entry larger than the budget', async () => {
-    const entryBytes = approximateBytes('k:0', { value: 'x'.repeat(1_000), storedAt: 0, expiresAt: null });
+    const entryBytes = approximateBytes('k:0', {
+      value: 'x'.repeat(1_000),
+      storedAt: 0,
+      staleAt: null,
+      expiresAt: null,
+      tipHeight: null,
+    });
     const store = new MemoryStore({ maxEntries: 1_000, maxBytes: entryBytes * 3 });
     for (let i = 0; i < 10; i++) await store.set(`k:${i}`, 'x'.repeat(1_000));
     expect(store.size).toBe(3);

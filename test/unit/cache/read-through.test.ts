@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../../src/cache/memory-store.js';
 import { ReadThroughCache } from '../../../src/cache/read-through.js';
 import type { CacheStore } from '../../../src/cache/store.js';
+import { MemoryStore } from '../../../src/cache/stores/memory.js';
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -123,5 +123,40 @@ describe('ReadThroughCache', () => {
     const cache = new ReadThroughCache(broken, { onStoreError: (_e, op) => errors.push(op) });
     expect(await cache.get('k', async () => 'fresh')).toMatchObject({ value: 'fresh', outcome: 'miss' });
     expect(errors).toEqual(['get', 'set']);
+  });
+
+  it('tells the caller whether the value was stored: a failed write is not claimed, for the leader and its joiners', async () => {
+    let failWrites = true;
+    const inner = new MemoryStore({ maxEntries: 10 });
+    const flaky: CacheStore = {
+      kind: 'flaky',
+      get: (key) => inner.get(key),
+      set: async (key, value, ttl) => {
+        if (failWrites) throw new Error('SQLITE_FULL');
+        await inner.set(key, value, ttl);
+      },
+      delete: (key) => inner.delete(key),
+      list: (prefix) => inner.list(prefix),
+      close: () => inner.close(),
+    };
+    const errors: string[] = [];
+    const cache = new ReadThroughCache(flaky, { onStoreError: (_e, op) => errors.push(op) });
+    const gate = deferred<string>();
+    const leader = cache.get('k', () => gate.promise, { bust: true });
+    const joiner = cache.get('k', async () => 'unused', { bust: true });
+    gate.resolve('v1');
+    expect(await leader).toMatchObject({ value: 'v1', outcome: 'bypass', stored: false });
+    expect(await joiner).toMatchObject({ value: 'v1', outcome: 'coalesced', stored: false });
+    expect(errors).toEqual(['set']);
+    expect(await cache.put('k', 'v')).toBe(false);
+
+    failWrites = false;
+    expect(await cache.get('k', async () => 'v2', { bust: true })).toMatchObject({ stored: true });
+    expect(await cache.get('k', async () => 'v3', { bust: true, skip: true })).toMatchObject({
+      stored: false,
+    });
+    const hit = await cache.get('k', async () => 'v4');
+    expect(hit).toMatchObject({ outcome: 'hit', value: 'v2' });
+    expect(hit.stored).not.toBe(true);
   });
 });

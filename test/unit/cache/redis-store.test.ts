@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { namespaceOf, type RedisStatus, RedisStore } from '../../../src/cache/redis-store.js';
-import { TieredStore } from '../../../src/cache/tiered-store.js';
+import { namespaceOf, type RedisStatus, RedisStore } from '../../../src/cache/stores/redis.js';
+import { TieredStore } from '../../../src/cache/stores/tiered.js';
 import { startRedis } from '../../support/redis-server.js';
 import { testClock } from './store-contract.js';
 
@@ -158,6 +158,29 @@ describe.skipIf(server === undefined)('RedisStore against a real redis-server', 
     await expect(store.get('bad')).rejects.toThrow(/unexpected shape/);
   });
 
+  it('reads a value written before staleAt and tipHeight were stored', async () => {
+    const { store } = makeStore();
+    await store.connect();
+    await admin.set(`${store.keyPrefix}k:old:ttl`, JSON.stringify({ v: 'a', s: 1, e: 8_000_000_000_000 }));
+    await admin.set(`${store.keyPrefix}k:old:forever`, JSON.stringify({ v: 'b', s: 2, e: null }));
+    expect(await store.get('old:ttl')).toEqual({
+      value: 'a',
+      storedAt: 1,
+      staleAt: 8_000_000_000_000,
+      expiresAt: 8_000_000_000_000,
+      tipHeight: null,
+    });
+    expect(await store.get('old:forever')).toEqual({
+      value: 'b',
+      storedAt: 2,
+      staleAt: null,
+      expiresAt: null,
+      tipHeight: null,
+    });
+    await admin.set(`${store.keyPrefix}k:bad`, JSON.stringify({ v: 'c', s: 3, e: null, h: 'tall' }));
+    await expect(store.get('bad')).rejects.toThrow(/unexpected shape/);
+  });
+
   it('exposes its client and readiness', async () => {
     const { store, statuses } = makeStore();
     expect(store.isReady()).toBe(false);
@@ -258,8 +281,8 @@ describe.skipIf(server === undefined)('RedisStore through a Redis outage', () =>
     await outage.kill();
     await reached('down');
     expect((await within(tiered.get('abi:mainnet:SP1.a'), 1_000))?.value).toBe('abi');
-    await within(tiered.set('ro:mainnet:x', 'r', 60_000), 1_000);
-    expect(onError).toHaveBeenCalledWith(expect.any(Error), 'set');
+    // The write is refused (the caller reports it and does not claim it stored), promptly.
+    await expect(within(tiered.set('ro:mainnet:x', 'r', 60_000), 1_000)).rejects.toThrow(/writeable/);
     expect((await tiered.get('ro:mainnet:x'))?.value).toBe('r');
     expect(await within(tiered.get('ro:mainnet:absent'), 1_000)).toBeUndefined();
     expect(onError).toHaveBeenCalledWith(expect.any(Error), 'get');

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { prefixSuccessor, SqliteStore } from '../../../src/cache/sqlite-store.js';
+import { prefixSuccessor, SqliteStore } from '../../../src/cache/stores/sqlite.js';
 import { testClock } from './store-contract.js';
 import { tmpDir } from './tmp-dir.js';
 
@@ -52,6 +52,37 @@ describe('SqliteStore', () => {
     vi.useRealTimers();
     for (const store of open.splice(0)) await store.close();
     tmp.remove();
+  });
+
+  it('migrates a file written before stale_at and tip_height existed, keeping its rows', async () => {
+    const file = path.join(tmp.dir, 'clarity-cache.db');
+    const old = new Database(file);
+    old.exec(`CREATE TABLE entries (key TEXT PRIMARY KEY, value TEXT NOT NULL, stored_at INTEGER NOT NULL, expires_at INTEGER);
+      INSERT INTO entries VALUES ('ro:ttl', 'a', 1, 8000000000000), ('abi:forever', 'b', 2, NULL);`);
+    old.close();
+    const clock = testClock();
+    const store = openStore(tmp.dir, 'clarity-cache.db', { now: clock.now, sweepIntervalMs: 0 });
+    expect(await store.get('ro:ttl')).toEqual({
+      value: 'a',
+      storedAt: 1,
+      staleAt: 8_000_000_000_000,
+      expiresAt: 8_000_000_000_000,
+      tipHeight: null,
+    });
+    expect(await store.get('abi:forever')).toEqual({
+      value: 'b',
+      storedAt: 2,
+      staleAt: null,
+      expiresAt: null,
+      tipHeight: null,
+    });
+    await store.set('ro:new', 'c', 1_000, { tipHeight: 42 });
+    expect((await store.get('ro:new'))?.tipHeight).toBe(42);
+    await store.close();
+    // Opening the migrated file again changes nothing.
+    const again = openStore(tmp.dir, 'clarity-cache.db', { now: clock.now, sweepIntervalMs: 0 });
+    expect((await again.get('ro:new'))?.tipHeight).toBe(42);
+    expect(rowCount(file)).toBe(3);
   });
 
   it('creates the directory and the file, in WAL mode with synchronous=NORMAL', async () => {

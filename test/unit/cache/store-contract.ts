@@ -57,7 +57,9 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       expect(await store.get('abi:mainnet:SP1.a')).toEqual({
         value: '{"x":1}',
         storedAt: t,
+        staleAt: null,
         expiresAt: null,
+        tipHeight: null,
       });
     });
 
@@ -71,13 +73,21 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       await store.set('ro:k', 'first', 5_000);
       clock.advance(10);
       await store.set('ro:k', 'second');
-      expect(await store.get('ro:k')).toEqual({ value: 'second', storedAt: clock.now(), expiresAt: null });
+      expect(await store.get('ro:k')).toEqual({
+        value: 'second',
+        storedAt: clock.now(),
+        staleAt: null,
+        expiresAt: null,
+        tipHeight: null,
+      });
       clock.advance(10);
       await store.set('ro:k', 'third', 1_000);
       expect(await store.get('ro:k')).toEqual({
         value: 'third',
         storedAt: clock.now(),
+        staleAt: clock.now() + 1_000,
         expiresAt: clock.now() + 1_000,
+        tipHeight: null,
       });
       expect(await store.list('ro:')).toEqual(['ro:k']);
     });
@@ -95,6 +105,34 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       // A key that expired can be written again.
       await store.set('ro:ttl', 'again', 1_000);
       expect((await store.get('ro:ttl'))?.value).toBe('again');
+    });
+
+    it('keeps the tip height an entry was read at, and overwrites it', async () => {
+      await store.set('ro:tip', 'v', undefined, { tipHeight: 170_123 });
+      expect(await store.get('ro:tip')).toMatchObject({ value: 'v', staleAt: null, tipHeight: 170_123 });
+      await store.set('ro:tip', 'w', 1_000, { tipHeight: 0 });
+      expect((await store.get('ro:tip'))?.tipHeight).toBe(0);
+      await store.set('ro:tip', 'x');
+      expect((await store.get('ro:tip'))?.tipHeight).toBeNull();
+    });
+
+    it('holds a stale entry past its ttl for keepStaleMs, then drops it', async () => {
+      const t = clock.now();
+      await store.set('ro:stale', 'v', 1_000, { keepStaleMs: 500, tipHeight: 7 });
+      expect(await store.get('ro:stale')).toEqual({
+        value: 'v',
+        storedAt: t,
+        staleAt: t + 1_000,
+        expiresAt: t + 1_500,
+        tipHeight: 7,
+      });
+      clock.advance(1_200);
+      // Stale, not expired: still there, still listed, with its times unchanged.
+      expect((await store.get('ro:stale'))?.staleAt).toBe(t + 1_000);
+      expect(await store.list('ro:')).toEqual(['ro:stale']);
+      clock.advance(300);
+      expect(await store.get('ro:stale')).toBeUndefined();
+      expect(await store.list('ro:')).toEqual([]);
     });
 
     it('deletes, reporting whether something was removed', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore } from '../../../src/cache/memory-store.js';
-import type { CacheStore, StoredEntry } from '../../../src/cache/store.js';
-import { TieredStore } from '../../../src/cache/tiered-store.js';
+import type { CacheEntry, CacheStore } from '../../../src/cache/store.js';
+import { MemoryStore } from '../../../src/cache/stores/memory.js';
+import { TieredStore } from '../../../src/cache/stores/tiered.js';
 import { testClock } from './store-contract.js';
 
 /** A memory store whose calls are counted. */
@@ -60,8 +60,20 @@ describe('TieredStore', () => {
     await inner.set('ro:k', 'from cold', 1_000);
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
     clock.advance(400);
-    expect(await store.get('ro:k')).toEqual({ value: 'from cold', storedAt: t, expiresAt: t + 1_000 });
-    expect(await store.get('ro:k')).toEqual({ value: 'from cold', storedAt: t, expiresAt: t + 1_000 });
+    expect(await store.get('ro:k')).toEqual({
+      value: 'from cold',
+      storedAt: t,
+      staleAt: t + 1_000,
+      expiresAt: t + 1_000,
+      tipHeight: null,
+    });
+    expect(await store.get('ro:k')).toEqual({
+      value: 'from cold',
+      storedAt: t,
+      staleAt: t + 1_000,
+      expiresAt: t + 1_000,
+      tipHeight: null,
+    });
     expect(cold.get).toHaveBeenCalledTimes(1);
     expect(store.hotSize).toBe(1);
     // The promoted copy expires with the original, not a full ttl after promotion.
@@ -101,18 +113,17 @@ describe('TieredStore', () => {
     expect(await inner.get('k')).toBeUndefined();
     // Only in the hot tier (its cold write failed earlier): still reported as removed.
     cold.set.mockRejectedValueOnce(new Error('down'));
-    await store.set('h', 'v');
+    await expect(store.set('h', 'v')).rejects.toThrow('down');
     expect(await store.delete('h')).toBe(true);
   });
 
-  it('with a failing cold store, set fills the hot tier and get answers from it, reporting each failure', async () => {
+  it('with a failing cold store, set fills the hot tier but rejects (the caller reports it), and get answers from the hot tier', async () => {
     const onError = vi.fn();
     const store = new TieredStore({ maxEntries: 10 }, brokenCold(), { onError });
-    await expect(store.set('abi:mainnet:SP1.a', 'v', 60_000)).resolves.toBeUndefined();
-    expect(onError).toHaveBeenCalledTimes(1);
-    expect(onError).toHaveBeenLastCalledWith(expect.objectContaining({ message: 'cold store down' }), 'set');
+    await expect(store.set('abi:mainnet:SP1.a', 'v', 60_000)).rejects.toThrow('cold store down');
+    expect(onError).not.toHaveBeenCalled();
     expect((await store.get('abi:mainnet:SP1.a'))?.value).toBe('v');
-    expect(onError).toHaveBeenCalledTimes(1);
+    expect(onError).not.toHaveBeenCalled();
     // A miss needs the cold store: it degrades to "absent" instead of failing.
     await expect(store.get('abi:mainnet:SP2.b')).resolves.toBeUndefined();
     expect(onError).toHaveBeenLastCalledWith(
@@ -126,7 +137,7 @@ describe('TieredStore', () => {
   it('with a failing cold store, delete and list (which need it) reject, unreported', async () => {
     const onError = vi.fn();
     const store = new TieredStore({ maxEntries: 10 }, brokenCold(), { onError });
-    await store.set('k:1', 'v');
+    await store.set('k:1', 'v').catch(() => {});
     onError.mockClear();
     await expect(store.list('k:')).rejects.toThrow('cold store down');
     await expect(store.delete('k:1')).rejects.toThrow('cold store down');
@@ -142,20 +153,59 @@ describe('TieredStore', () => {
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now, onError });
     await store.set('abi:mainnet:SP1.a', 'v');
     cold.set.mockRejectedValueOnce(new Error('blip'));
-    await store.set('abi:mainnet:SP2.b', 'v');
-    expect(onError).toHaveBeenCalledWith(expect.any(Error), 'set');
+    await expect(store.set('abi:mainnet:SP2.b', 'v')).rejects.toThrow('blip');
     expect((await store.list('abi:')).sort()).toEqual(['abi:mainnet:SP1.a', 'abi:mainnet:SP2.b']);
+  });
+
+  it('after a failed cold write, the older cold value is deleted so it never comes back', async () => {
+    const clock = testClock();
+    const { cold, inner } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
+    await store.set('ro:k', 'old');
+    cold.set.mockRejectedValueOnce(new Error('disk full'));
+    await expect(store.set('ro:k', 'new')).rejects.toThrow('disk full');
+    expect((await store.get('ro:k'))?.value).toBe('new');
+    expect(await inner.get('ro:k')).toBeUndefined();
+    // Evicted from the hot tier (e.g. by pressure): a miss, never the older value.
+    store.evictHot('ro:k');
+    expect(await store.get('ro:k')).toBeUndefined();
+  });
+
+  it('after a failed cold write that it cannot even delete, the cold copy is not served until a write succeeds', async () => {
+    const clock = testClock();
+    const { cold, inner } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
+    await store.set('ro:k', 'old');
+    cold.set.mockRejectedValueOnce(new Error('disk full'));
+    cold.delete.mockRejectedValueOnce(new Error('disk full'));
+    await expect(store.set('ro:k', 'new')).rejects.toThrow('disk full');
+    expect((await inner.get('ro:k'))?.value).toBe('old');
+    store.evictHot('ro:k');
+    expect(await store.get('ro:k')).toBeUndefined();
+    await store.set('ro:k', 'newer');
+    store.evictHot('ro:k');
+    expect((await store.get('ro:k'))?.value).toBe('newer');
+  });
+
+  it('reports the hot tier size in bytes, never above its budget', async () => {
+    const clock = testClock();
+    const { cold } = spiedCold(clock.now);
+    const store = new TieredStore({ maxEntries: 1000, maxBytes: 64 * 1024 }, cold, { now: clock.now });
+    for (let i = 0; i < 100; i++) await store.set(`ro:${i}`, 'x'.repeat(4096));
+    expect(store.hotBytes()).toBeGreaterThan(32 * 1024);
+    expect(store.hotBytes()).toBeLessThanOrEqual(64 * 1024);
+    expect(store.hotSize).toBeLessThan(100);
   });
 
   it('does not promote a cold read that a concurrent set overtook', async () => {
     const clock = testClock();
     const { cold } = spiedCold(clock.now);
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
-    const slow = deferred<StoredEntry | undefined>();
+    const slow = deferred<CacheEntry | undefined>();
     cold.get.mockReturnValueOnce(slow.promise);
     const reading = store.get('k');
     await store.set('k', 'new');
-    slow.resolve({ value: 'old', storedAt: 0, expiresAt: null });
+    slow.resolve({ value: 'old', storedAt: 0, staleAt: null, expiresAt: null, tipHeight: null });
     expect((await reading)?.value).toBe('old'); // that read started before the write
     expect((await store.get('k'))?.value).toBe('new');
   });
@@ -164,11 +214,11 @@ describe('TieredStore', () => {
     const clock = testClock();
     const { cold } = spiedCold(clock.now);
     const store = new TieredStore({ maxEntries: 10 }, cold, { now: clock.now });
-    const slow = deferred<StoredEntry | undefined>();
+    const slow = deferred<CacheEntry | undefined>();
     cold.get.mockReturnValueOnce(slow.promise);
     const reading = store.get('k');
     await store.delete('k');
-    slow.resolve({ value: 'old', storedAt: 0, expiresAt: null });
+    slow.resolve({ value: 'old', storedAt: 0, staleAt: null, expiresAt: null, tipHeight: null });
     await reading;
     expect(store.hotSize).toBe(0);
     expect(await store.get('k')).toBeUndefined();
@@ -206,7 +256,7 @@ describe('TieredStore', () => {
   it('does not announce a write the cold store refused', async () => {
     const changed: string[] = [];
     const store = new TieredStore({ maxEntries: 10 }, brokenCold(), { onChange: (k) => changed.push(k) });
-    await store.set('ro:k', 'v');
+    await expect(store.set('ro:k', 'v')).rejects.toThrow('cold store down');
     expect(changed).toEqual([]);
     expect(store.listHot('ro:')).toEqual(['ro:k']);
   });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { abiKey } from '../../../src/cache/keys.js';
-import { MemoryStore } from '../../../src/cache/memory-store.js';
 import { ReadThroughCache } from '../../../src/cache/read-through.js';
 import type { CacheStore } from '../../../src/cache/store.js';
-import { TieredStore } from '../../../src/cache/tiered-store.js';
+import { MemoryStore } from '../../../src/cache/stores/memory.js';
+import { TieredStore } from '../../../src/cache/stores/tiered.js';
 import { isGatewayError } from '../../../src/errors.js';
 import { AbiRegistry } from '../../../src/service/abi-registry.js';
 import type { NodeApi } from '../../../src/upstream/node-api.js';
@@ -43,7 +43,10 @@ describe('AbiRegistry.known', () => {
 
   it('answers from the hot tier while the persistent store is down', async () => {
     const store = new TieredStore({ maxEntries: 100 }, downStore);
-    await store.set(abiKey('mainnet', MAINNET_ADDR, 'hot'), JSON.stringify(SAMPLE_ABI));
+    // The cold write fails (reported to the caller by rejecting); the hot tier keeps the copy.
+    await expect(
+      store.set(abiKey('mainnet', MAINNET_ADDR, 'hot'), JSON.stringify(SAMPLE_ABI)),
+    ).rejects.toThrow();
     const registry = new AbiRegistry(new ReadThroughCache(store), noUpstream);
     expect(await registry.known()).toEqual([
       { network: 'mainnet', contractAddress: MAINNET_ADDR, contractName: 'hot' },

@@ -11,11 +11,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { KEY_PREFIX, type Subscription, subscribe } from './connection.js';
 
 export interface HotTierSyncOptions {
   /** The shared command client; a duplicate of it subscribes. */
   readonly client: Redis;
-  /** Prefix of the channel, as the store's keys. Default "cc:". */
+  /** Prefix of the channel, as the store's keys. Default KEY_PREFIX. */
   readonly keyPrefix?: string;
   readonly onError?: (err: unknown) => void;
 }
@@ -27,7 +28,7 @@ export interface HotTier {
 export class HotTierSync {
   readonly channel: string;
   readonly #client: Redis;
-  readonly #sub: Redis;
+  readonly #sub: Subscription;
   readonly #instance = randomUUID();
   readonly #onError: (err: unknown) => void;
   #tier: HotTier | undefined;
@@ -36,26 +37,19 @@ export class HotTierSync {
 
   constructor(options: HotTierSyncOptions) {
     this.#client = options.client;
-    this.channel = `${options.keyPrefix ?? 'cc:'}evict`;
+    this.channel = `${options.keyPrefix ?? KEY_PREFIX}evict`;
     this.#onError = options.onError ?? (() => {});
     this.#subscribed = new Promise((resolve) => {
       this.#markSubscribed = resolve;
     });
-    const sub = this.#client.duplicate({ lazyConnect: true });
-    this.#sub = sub;
-    sub.on('error', () => {
-      // The command client reports outages; the subscriber reconnects by itself.
-    });
-    sub.on('ready', () => {
-      sub.subscribe(this.channel).then(() => this.#markSubscribed(), this.#onError);
-    });
-    sub.on('message', (_channel: string, message: string) => {
-      const space = message.indexOf(' ');
-      if (space < 0 || message.slice(0, space) === this.#instance) return;
-      this.#tier?.evictHot(message.slice(space + 1));
-    });
-    sub.connect().catch(() => {
-      // Unreachable now: ioredis keeps reconnecting.
+    this.#sub = subscribe(this.#client, this.channel, {
+      onSubscribed: () => this.#markSubscribed(),
+      onError: this.#onError,
+      onMessage: (message) => {
+        const space = message.indexOf(' ');
+        if (space < 0 || message.slice(0, space) === this.#instance) return;
+        this.#tier?.evictHot(message.slice(space + 1));
+      },
     });
   }
 
@@ -77,6 +71,6 @@ export class HotTierSync {
 
   async close(): Promise<void> {
     this.#tier = undefined;
-    this.#sub.disconnect();
+    this.#sub.close();
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheHeaders } from '../../../src/http/cache-status.js';
+import { cacheHeaders } from '../../../src/service/cache-status.js';
 
 const now = 1_000_000;
 
@@ -9,7 +9,7 @@ describe('cacheHeaders (RFC 9211 Cache-Status, Age)', () => {
       cacheHeaders(
         {
           outcome: 'hit',
-          entry: { value: '', storedAt: now - 5_500, expiresAt: null },
+          entry: { value: '', storedAt: now - 5_500, staleAt: null, expiresAt: null, tipHeight: null },
           stored: false,
           ttlMs: undefined,
         },
@@ -23,7 +23,13 @@ describe('cacheHeaders (RFC 9211 Cache-Status, Age)', () => {
       cacheHeaders(
         {
           outcome: 'hit',
-          entry: { value: '', storedAt: now, expiresAt: now + 59_999 },
+          entry: {
+            value: '',
+            storedAt: now,
+            staleAt: now + 59_999,
+            expiresAt: now + 59_999,
+            tipHeight: null,
+          },
           stored: false,
           ttlMs: undefined,
         },
@@ -34,7 +40,7 @@ describe('cacheHeaders (RFC 9211 Cache-Status, Age)', () => {
       cacheHeaders(
         {
           outcome: 'hit',
-          entry: { value: '', storedAt: now - 1000, expiresAt: now - 1 },
+          entry: { value: '', storedAt: now - 1000, staleAt: now - 1, expiresAt: now - 1, tipHeight: null },
           stored: false,
           ttlMs: undefined,
         },

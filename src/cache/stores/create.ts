@@ -5,21 +5,23 @@
  *   redis   TieredStore(hot tier, RedisStore(REDIS_URL))       persistent, shared
  *   memory  MemoryStore                                        lost on restart
  *
- * The hot tier holds HOT_CACHE_MAX_ENTRIES entries (and at most HOT_TIER_MAX_BYTES). With
+ * The hot tier holds HOT_CACHE_MAX_ENTRIES entries and at most HOT_CACHE_MAX_BYTES. With
  * no store behind it, the memory store is given ten times as many entries
  * (MEMORY_STORE_ENTRY_FACTOR) and a larger byte budget (MEMORY_STORE_MAX_BYTES): it is the
  * whole cache, but still bounded.
  */
-import type { Config } from '../config.js';
-import { MemoryStore } from './memory-store.js';
+import type { Config } from '../../config.js';
+import type { CacheStore } from '../store.js';
+import { MemoryStore } from './memory.js';
 // ioredis is loaded only for CACHE_STORE=redis (start-up time of the other modes).
-import type { RedisStatus } from './redis-store.js';
-import { SqliteStore } from './sqlite-store.js';
-import { TieredStore } from './tiered-store.js';
+import type { RedisStatus } from './redis.js';
+import { SqliteStore } from './sqlite.js';
+import { TieredStore } from './tiered.js';
 
 export const MEMORY_STORE_ENTRY_FACTOR = 10;
 export const MEMORY_STORE_MAX_BYTES = 256 * 1024 * 1024;
-export const HOT_TIER_MAX_BYTES = 64 * 1024 * 1024;
+/** Hot-tier byte budget when none is configured (HOT_CACHE_MAX_BYTES's default). */
+export const HOT_TIER_MAX_BYTES = 32 * 1024 * 1024;
 
 /** Store operations whose failures are reported instead of thrown. */
 export type StoreOp = 'get' | 'set' | 'close' | 'connect';
@@ -33,17 +35,19 @@ export interface StoreHooks {
   onSharedChange?(key: string): void;
 }
 
-export type AppStore = TieredStore | MemoryStore;
-
-type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCacheMaxEntries'>;
+type StoreConfig = Pick<Config, 'cacheStore' | 'dataDir' | 'redisUrl' | 'hotCacheMaxEntries'> &
+  Partial<Pick<Config, 'hotCacheMaxBytes'>>;
 
 /**
  * Build the configured store. For redis, an unreachable server at start-up does not stop
  * the gateway: the failure is reported as op 'connect', the hot tier serves, and the client
  * keeps reconnecting in the background.
  */
-export async function createStore(config: StoreConfig, hooks: StoreHooks): Promise<AppStore> {
-  const hot = { maxEntries: config.hotCacheMaxEntries, maxBytes: HOT_TIER_MAX_BYTES };
+export async function createStore(config: StoreConfig, hooks: StoreHooks): Promise<CacheStore> {
+  const hot = {
+    maxEntries: config.hotCacheMaxEntries,
+    maxBytes: config.hotCacheMaxBytes ?? HOT_TIER_MAX_BYTES,
+  };
   const onError = (err: unknown, op: StoreOp): void => hooks.onError(err, op);
   switch (config.cacheStore) {
     case 'memory':
@@ -55,7 +59,7 @@ export async function createStore(config: StoreConfig, hooks: StoreHooks): Promi
       return new TieredStore(hot, SqliteStore.open(config.dataDir), { onError });
     case 'redis': {
       if (config.redisUrl === undefined) throw new Error('CACHE_STORE=redis needs REDIS_URL');
-      const { RedisStore } = await import('./redis-store.js');
+      const { RedisStore } = await import('./redis.js');
       const redis = new RedisStore({
         url: config.redisUrl,
         ...(hooks.onRedisStatus === undefined ? {} : { onStatus: hooks.onRedisStatus.bind(hooks) }),

@@ -7,10 +7,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ReadThroughCache } from '../../../src/cache/read-through.js';
-import { RedisCoalescer } from '../../../src/cache/redis-coalescer.js';
-import { RedisStore } from '../../../src/cache/redis-store.js';
-import { TieredStore } from '../../../src/cache/tiered-store.js';
+import { RedisStore } from '../../../src/cache/stores/redis.js';
+import { TieredStore } from '../../../src/cache/stores/tiered.js';
 import { GatewayError } from '../../../src/errors.js';
+import { RedisCoalescer } from '../../../src/redis/coalescer.js';
 import { startRedis } from '../../support/redis-server.js';
 
 const server = await startRedis();

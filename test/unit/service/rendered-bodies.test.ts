@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { StoredEntry } from '../../../src/cache/store.js';
+import type { CacheEntry } from '../../../src/cache/store.js';
 import { GatewayError } from '../../../src/errors.js';
-import { RenderedBodies, successBody } from '../../../src/http/rendered-bodies.js';
+import { RenderedBodies, successBody } from '../../../src/service/rendered-bodies.js';
 
-const entry = (): StoredEntry => ({ value: '0x01', storedAt: 0, expiresAt: null });
+const entry = (): CacheEntry => ({
+  value: '0x01',
+  storedAt: 0,
+  staleAt: null,
+  expiresAt: null,
+  tipHeight: null,
+});
 
 describe('RenderedBodies', () => {
   it('renders an entry once per variant and serves the same text afterwards', () => {

@@ -7,13 +7,18 @@
  *   truth) plus live hot entries the cold store may have missed while failing.
  *
  * A cold-store failure never fails a request that could still be answered: get degrades to
- * the hot tier (or a miss), set still fills the hot tier, close still releases; each such
- * failure goes to `onError` instead of being thrown. delete and list cannot be answered
- * correctly without the cold store, so their cold failures are thrown (unreported: the
- * caller sees them).
+ * the hot tier (or a miss), close still releases; each such failure goes to `onError`
+ * instead of being thrown. set still fills the hot tier but rejects when the cold write
+ * failed, so that the caller does not claim the value was stored (and reports the failure
+ * itself); the cold copy of that key, now older than the value just answered, is deleted
+ * or, when even that fails, never served again by this process until the key is written
+ * successfully (see #unservable). delete and list cannot be answered correctly without the
+ * cold store, so their cold failures are thrown (unreported: the caller sees them).
  */
-import { EntryLru } from './memory-store.js';
-import { type CacheStore, expiryFor, type StoredEntry } from './store.js';
+
+import { type CacheEntry, newEntry } from '../entry.js';
+import type { CacheStore, EntryMeta } from '../store.js';
+import { EntryLru } from './memory.js';
 
 export type TieredOp = 'get' | 'set' | 'close';
 
@@ -41,13 +46,23 @@ interface ColdRead {
   stale: boolean;
 }
 
+/**
+ * Most keys remembered as "cold copy not servable". Beyond it the oldest is forgotten: a
+ * store failing for that many distinct keys is reported degraded long before.
+ */
+const MAX_UNSERVABLE_KEYS = 100_000;
+
 export class TieredStore implements CacheStore {
   readonly kind = 'tiered';
+  /** Readiness probes the cold store: reads here fall back to the hot tier and always look healthy. */
+  readonly backing: CacheStore;
   readonly #hot: EntryLru;
   readonly #now: () => number;
   readonly #onError: (err: unknown, op: TieredOp) => void;
   readonly #onChange: (key: string) => void;
   readonly #reads = new Map<string, Set<ColdRead>>();
+  /** Keys whose cold copy may be older than a value this process answered (failed write). */
+  readonly #unservable = new Set<string>();
   #closed = false;
 
   constructor(
@@ -55,15 +70,17 @@ export class TieredStore implements CacheStore {
     readonly cold: CacheStore,
     options: TieredStoreOptions = {},
   ) {
+    this.backing = cold;
     this.#now = options.now ?? Date.now;
     this.#hot = new EntryLru({ ...hot, now: this.#now });
     this.#onError = options.onError ?? (() => {});
     this.#onChange = options.onChange ?? (() => {});
   }
 
-  async get(key: string): Promise<StoredEntry | undefined> {
+  async get(key: string): Promise<CacheEntry | undefined> {
     const hot = this.#hot.get(key);
     if (hot !== undefined) return hot;
+    if (this.#unservable.has(key)) return undefined;
     const read: ColdRead = { stale: false };
     let reads = this.#reads.get(key);
     if (reads === undefined) {
@@ -71,7 +88,7 @@ export class TieredStore implements CacheStore {
       this.#reads.set(key, reads);
     }
     reads.add(read);
-    let entry: StoredEntry | undefined;
+    let entry: CacheEntry | undefined;
     try {
       entry = await this.cold.get(key);
     } catch (err) {
@@ -87,15 +104,37 @@ export class TieredStore implements CacheStore {
     return entry;
   }
 
-  async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    const now = this.#now();
+  async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
     this.#invalidateReads(key);
-    this.#hot.put(key, { value, storedAt: now, expiresAt: expiryFor(ttlMs, now) });
+    this.#hot.put(key, newEntry(value, this.#now(), ttlMs, meta));
     try {
-      await this.cold.set(key, value, ttlMs);
+      // Without meta, the call the cold store has always had (no trailing undefined).
+      await (meta === undefined ? this.cold.set(key, value, ttlMs) : this.cold.set(key, value, ttlMs, meta));
+      this.#unservable.delete(key);
       this.#onChange(key);
     } catch (err) {
-      this.#onError(err, 'set');
+      await this.#dropColdCopy(key);
+      throw err;
+    }
+  }
+
+  /**
+   * After a failed cold write: the cold store may still hold an older value of key (a
+   * bustCache answered a newer one). Delete it; if the cold store cannot even do that,
+   * stop reading key from it until a write succeeds.
+   */
+  async #dropColdCopy(key: string): Promise<void> {
+    try {
+      await this.cold.delete(key);
+      this.#unservable.delete(key);
+      this.#onChange(key);
+    } catch {
+      this.#unservable.delete(key);
+      this.#unservable.add(key);
+      if (this.#unservable.size > MAX_UNSERVABLE_KEYS) {
+        const oldest = this.#unservable.values().next().value;
+        if (oldest !== undefined) this.#unservable.delete(oldest);
+      }
     }
   }
 
@@ -103,6 +142,7 @@ export class TieredStore implements CacheStore {
     this.#invalidateReads(key);
     const inHot = this.#hot.delete(key);
     const inCold = await this.cold.delete(key);
+    this.#unservable.delete(key);
     this.#onChange(key);
     return inHot || inCold;
   }
@@ -138,6 +178,15 @@ export class TieredStore implements CacheStore {
   /** Entries in the hot tier (for metrics). */
   get hotSize(): number {
     return this.#hot.size;
+  }
+
+  hotEntries(): number {
+    return this.#hot.size;
+  }
+
+  /** Approximate bytes held by the hot tier (never above its byte budget). */
+  hotBytes(): number {
+    return this.#hot.bytes;
   }
 
   #invalidateReads(key: string): void {

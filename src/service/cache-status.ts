@@ -5,22 +5,24 @@
  *   coalesced miss           -> `clarity-cache; fwd=miss; collapsed[; stored]`
  *   bustCache (bypass)       -> `clarity-cache; fwd=request[; stored]`
  */
+
+import type { CacheEntry } from '../cache/entry.js';
 import type { CacheOutcome } from '../cache/read-through.js';
-import type { StoredEntry } from '../cache/store.js';
 
 export const CACHE_NAME = 'clarity-cache';
 
 export interface CacheView {
   readonly outcome: CacheOutcome;
-  readonly entry?: StoredEntry | undefined;
+  readonly entry?: CacheEntry | undefined;
   readonly stored: boolean;
   readonly ttlMs: number | undefined;
 }
 
 export function cacheHeaders(view: CacheView, now = Date.now()): { 'cache-status': string; age: string } {
   if (view.outcome === 'hit' && view.entry !== undefined) {
-    const { storedAt, expiresAt } = view.entry;
-    const ttl = expiresAt === null ? '' : `; ttl=${Math.max(0, Math.floor((expiresAt - now) / 1000))}`;
+    // RFC 9211 ttl: the freshness left, which ends at staleAt (equal to expiresAt without a stale window).
+    const { storedAt, staleAt } = view.entry;
+    const ttl = staleAt === null ? '' : `; ttl=${Math.max(0, Math.floor((staleAt - now) / 1000))}`;
     return {
       'cache-status': `${CACHE_NAME}; hit${ttl}`,
       age: String(Math.max(0, Math.floor((now - storedAt) / 1000))),

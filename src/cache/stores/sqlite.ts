@@ -2,23 +2,44 @@
  * Embedded persistent store (CACHE_STORE=sqlite): one SQLite file in DATA_DIR, WAL mode,
  * one table. Expired rows are never returned; they are deleted when read and by a periodic
  * sweep whose timer does not keep the process alive.
+ *
+ * A file written by an older version lacks the stale_at and tip_height columns: opening it
+ * adds them (see migrate), so a restart after an upgrade keeps the cache.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { type CacheStore, expiryFor, isLive, type StoredEntry } from './store.js';
+import { type CacheEntry, isLive, newEntry } from '../entry.js';
+import type { CacheStore, EntryMeta } from '../store.js';
+import { describeOpenFailure, fileIdentity, sameFile, storeError } from './sqlite-faults.js';
+
+/**
+ * How long a statement waits for a lock held by another connection (a backup, the sqlite3
+ * shell, a second instance) before failing with SQLITE_BUSY. The driver is synchronous, so
+ * this wait blocks the whole event loop: it is kept to a few milliseconds, and a write that
+ * gives up is reported as failed (Cache-Status without `stored`, /ready degraded) instead of
+ * freezing every request. Measured with bench/sqlite-lock-block.ts (see README).
+ */
+export const BUSY_TIMEOUT_MS = 5;
 
 export interface SqliteStoreOptions {
   /** Clock in epoch ms; injectable so tests can advance time without sleeping. */
   readonly now?: () => number;
   /** Period of the expired-row sweep; 0 disables it. Default one minute. */
   readonly sweepIntervalMs?: number;
+  /**
+   * Largest size of the database in bytes (SQLite max_page_count); a write beyond it fails
+   * with SQLITE_FULL exactly as on a full disk. Unset = only the disk limits it.
+   */
+  readonly maxBytes?: number;
 }
 
 interface Row {
   value: string;
   stored_at: number;
+  stale_at: number | null;
   expires_at: number | null;
+  tip_height: number | null;
 }
 
 /**
@@ -45,10 +66,41 @@ CREATE TABLE IF NOT EXISTS entries (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL,
   stored_at INTEGER NOT NULL,
-  expires_at INTEGER
+  expires_at INTEGER,
+  stale_at INTEGER,
+  tip_height INTEGER
 );
 CREATE INDEX IF NOT EXISTS entries_expires_at ON entries(expires_at) WHERE expires_at IS NOT NULL;
 `;
+
+/**
+ * Columns added after the first release, with the statement that fills them in rows written
+ * before: an old row's ttl ended its freshness and its life at once (stale_at = expires_at),
+ * and its tip height is unknown (NULL).
+ */
+const ADDED_COLUMNS: readonly { name: string; add: string; backfill?: string }[] = [
+  {
+    name: 'stale_at',
+    add: 'ALTER TABLE entries ADD COLUMN stale_at INTEGER',
+    backfill: 'UPDATE entries SET stale_at = expires_at',
+  },
+  { name: 'tip_height', add: 'ALTER TABLE entries ADD COLUMN tip_height INTEGER' },
+];
+
+/** Bring a table created by an older version up to SCHEMA, in one transaction. */
+function migrate(db: Database.Database): void {
+  const present = new Set(
+    (db.prepare('PRAGMA table_info(entries)').all() as { name: string }[]).map((c) => c.name),
+  );
+  const missing = ADDED_COLUMNS.filter((c) => !present.has(c.name));
+  if (missing.length === 0) return;
+  db.transaction(() => {
+    for (const column of missing) {
+      db.exec(column.add);
+      if (column.backfill !== undefined) db.exec(column.backfill);
+    }
+  })();
+}
 
 export class SqliteStore implements CacheStore {
   readonly kind = 'sqlite';
@@ -57,10 +109,14 @@ export class SqliteStore implements CacheStore {
   readonly #db: Database.Database;
   readonly #now: () => number;
   readonly #sweepTimer: NodeJS.Timeout | undefined;
+  /** Device and inode of the file when opened: a deleted or replaced file no longer matches. */
+  readonly #identity: fs.Stats;
+  /** Why the last write failed; undefined once a write succeeds. */
+  #writeError: string | undefined;
   #closed = false;
 
   readonly #get: Database.Statement<[string], Row>;
-  readonly #upsert: Database.Statement<[string, string, number, number | null]>;
+  readonly #upsert: Database.Statement<[string, string, number, number | null, number | null, number | null]>;
   readonly #delete: Database.Statement<[string]>;
   readonly #deleteIfExpired: Database.Statement<[string, number]>;
   readonly #listRange: Database.Statement<[string, string, number], string>;
@@ -72,8 +128,13 @@ export class SqliteStore implements CacheStore {
    * earlier process are kept: the cache survives a restart.
    */
   static open(dir: string, file = 'clarity-cache.db', options: SqliteStoreOptions = {}): SqliteStore {
-    fs.mkdirSync(dir, { recursive: true });
-    return new SqliteStore(path.resolve(dir, file), options);
+    const resolved = path.resolve(dir, file);
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      return new SqliteStore(resolved, options);
+    } catch (err) {
+      throw describeOpenFailure(err, dir, resolved);
+    }
   }
 
   private constructor(file: string, options: SqliteStoreOptions) {
@@ -84,13 +145,20 @@ export class SqliteStore implements CacheStore {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       // Another process on the same file (a second instance, a CLI) waits instead of failing.
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.exec(SCHEMA);
-      this.#get = db.prepare<[string], Row>('SELECT value, stored_at, expires_at FROM entries WHERE key = ?');
+      migrate(db);
+      if (options.maxBytes !== undefined) {
+        const pageSize = db.pragma('page_size', { simple: true }) as number;
+        db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxBytes / pageSize))}`);
+      }
+      this.#get = db.prepare<[string], Row>(
+        'SELECT value, stored_at, stale_at, expires_at, tip_height FROM entries WHERE key = ?',
+      );
       this.#upsert = db.prepare(
-        `INSERT INTO entries (key, value, stored_at, expires_at) VALUES (?, ?, ?, ?)
+        `INSERT INTO entries (key, value, stored_at, stale_at, expires_at, tip_height) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at,
-           expires_at = excluded.expires_at`,
+           stale_at = excluded.stale_at, expires_at = excluded.expires_at, tip_height = excluded.tip_height`,
       );
       this.#delete = db.prepare('DELETE FROM entries WHERE key = ?');
       this.#deleteIfExpired = db.prepare(
@@ -114,6 +182,7 @@ export class SqliteStore implements CacheStore {
       throw err;
     }
     this.#db = db;
+    this.#identity = fileIdentity(file);
     const every = options.sweepIntervalMs ?? 60_000;
     if (every > 0) {
       this.#sweepTimer = setInterval(() => {
@@ -128,25 +197,65 @@ export class SqliteStore implements CacheStore {
     }
   }
 
-  async get(key: string): Promise<StoredEntry | undefined> {
+  async get(key: string): Promise<CacheEntry | undefined> {
     const row = this.#get.get(key);
     if (row === undefined) return undefined;
-    const entry: StoredEntry = { value: row.value, storedAt: row.stored_at, expiresAt: row.expires_at };
+    const entry: CacheEntry = {
+      value: row.value,
+      storedAt: row.stored_at,
+      staleAt: row.stale_at,
+      expiresAt: row.expires_at,
+      tipHeight: row.tip_height,
+    };
     const now = this.#now();
     if (!isLive(entry, now)) {
-      this.#deleteIfExpired.run(key, now);
+      try {
+        this.#deleteIfExpired.run(key, now);
+      } catch {
+        // Locked or full: the sweep removes it later; an expired row is never returned anyway.
+      }
       return undefined;
     }
     return entry;
   }
 
-  async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    const now = this.#now();
-    this.#upsert.run(key, value, now, expiryFor(ttlMs, now));
+  async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
+    const e = newEntry(value, this.#now(), ttlMs, meta);
+    this.#write(() => this.#upsert.run(key, value, e.storedAt, e.staleAt, e.expiresAt, e.tipHeight));
+    // Only a stored entry proves the store can write again: a delete succeeds on a full disk.
+    this.#writeError = undefined;
   }
 
   async delete(key: string): Promise<boolean> {
-    return this.#delete.run(key).changes > 0;
+    return this.#write(() => this.#delete.run(key)).changes > 0;
+  }
+
+  /**
+   * Run one write, after checking that the file is still the one opened (a deleted file
+   * would take writes into an unlinked inode that no restart sees). A failure is remembered
+   * for writeProblem() (until an entry is stored again) and thrown with the file's path in
+   * its message.
+   */
+  #write<T>(run: () => T): T {
+    try {
+      const gone = this.#fileProblem();
+      if (gone !== undefined) throw new Error(gone);
+      return run();
+    } catch (err) {
+      const reported = storeError(err, this.file);
+      this.#writeError = reported.message;
+      throw reported;
+    }
+  }
+
+  /** Why writes are not landing in the database file now, or undefined when they are. */
+  writeProblem(): string | undefined {
+    if (this.#closed) return undefined;
+    return this.#fileProblem() ?? this.#writeError;
+  }
+
+  #fileProblem(): string | undefined {
+    return sameFile(this.file, this.#identity);
   }
 
   async list(prefix: string): Promise<string[]> {

@@ -5,7 +5,8 @@
  * checked against the injected clock on every read.
  */
 import { LRUCache } from 'lru-cache';
-import { type CacheStore, expiryFor, isLive, type StoredEntry } from './store.js';
+import { type CacheEntry, isLive, newEntry } from '../entry.js';
+import type { CacheStore, EntryMeta } from '../store.js';
 
 export interface MemoryStoreOptions {
   /** Most entries held; the least recently used is evicted beyond it. */
@@ -22,16 +23,16 @@ export interface MemoryStoreOptions {
 /** Rough per-entry bookkeeping cost, so that many tiny entries still count. */
 const ENTRY_OVERHEAD_BYTES = 96;
 
-export function approximateBytes(key: string, entry: StoredEntry): number {
+export function approximateBytes(key: string, entry: CacheEntry): number {
   return (key.length + entry.value.length) * 2 + ENTRY_OVERHEAD_BYTES;
 }
 
 /**
- * A bounded LRU of StoredEntry with per-entry expiry on `now`. Expired entries are never
+ * A bounded LRU of CacheEntry with per-entry expiry on `now`. Expired entries are never
  * returned; lru-cache's own ttl (on the same clock) drops them when touched.
  */
 export class EntryLru {
-  readonly #lru: LRUCache<string, StoredEntry>;
+  readonly #lru: LRUCache<string, CacheEntry>;
   readonly #now: () => number;
 
   constructor(options: MemoryStoreOptions) {
@@ -40,7 +41,7 @@ export class EntryLru {
     }
     this.#now = options.now ?? Date.now;
     const now = this.#now;
-    this.#lru = new LRUCache<string, StoredEntry>({
+    this.#lru = new LRUCache<string, CacheEntry>({
       max: options.maxEntries,
       ...(options.maxBytes === undefined
         ? {}
@@ -51,7 +52,7 @@ export class EntryLru {
     });
   }
 
-  get(key: string): StoredEntry | undefined {
+  get(key: string): CacheEntry | undefined {
     const entry = this.#lru.get(key);
     if (entry === undefined) return undefined;
     if (!isLive(entry, this.#now())) {
@@ -62,7 +63,7 @@ export class EntryLru {
   }
 
   /** Keep an entry as is (its own storedAt/expiresAt); an already expired entry is dropped. */
-  put(key: string, entry: StoredEntry): void {
+  put(key: string, entry: CacheEntry): void {
     if (entry.expiresAt === null) {
       this.#lru.set(key, entry);
       return;
@@ -117,13 +118,12 @@ export class MemoryStore implements CacheStore {
     this.#now = options.now ?? Date.now;
   }
 
-  async get(key: string): Promise<StoredEntry | undefined> {
+  async get(key: string): Promise<CacheEntry | undefined> {
     return this.#entries.get(key);
   }
 
-  async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    const now = this.#now();
-    this.#entries.put(key, { value, storedAt: now, expiresAt: expiryFor(ttlMs, now) });
+  async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
+    this.#entries.put(key, newEntry(value, this.#now(), ttlMs, meta));
   }
 
   async delete(key: string): Promise<boolean> {
@@ -140,6 +140,11 @@ export class MemoryStore implements CacheStore {
 
   /** Entries held (for metrics). */
   get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The whole store is in memory. */
+  hotEntries(): number {
     return this.#entries.size;
   }
 }

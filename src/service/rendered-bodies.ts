@@ -4,21 +4,22 @@
  * serialized envelope is computed once; the memo lives exactly as long as the entry does
  * (a WeakMap), so eviction and invalidation need no bookkeeping here.
  */
-import type { StoredEntry } from '../cache/store.js';
+
+import { okJson } from '../api/envelope.js';
+import type { CacheEntry } from '../cache/entry.js';
 import { isGatewayError } from '../errors.js';
-import { okJson } from './envelope.js';
 
 /** The envelope text of a success, or the error (CONTRACT_ERROR) rendering raised. */
 type Rendered = { readonly body: string } | { readonly error: unknown };
 
 export class RenderedBodies {
-  readonly #byEntry = new WeakMap<StoredEntry, Map<number, Rendered>>();
+  readonly #byEntry = new WeakMap<CacheEntry, Map<number, Rendered>>();
 
   /**
    * The success envelope for entry under option bits `variant`, rendering it with `render`
    * the first time. A deterministic rendering error (CONTRACT_ERROR) is memoized and rethrown.
    */
-  body(entry: StoredEntry, variant: number, render: () => unknown): string {
+  body(entry: CacheEntry, variant: number, render: () => unknown): string {
     let variants = this.#byEntry.get(entry);
     if (variants === undefined) {
       variants = new Map();

@@ -1,10 +1,10 @@
 /**
- * Readiness of a store: the persistent tier answers a read within a deadline. A tiered store
+ * Readiness of a store: the persistent tier answers a read within a deadline and its last
+ * write did not fail. A tiered store
  * is probed through its cold tier, since its own reads fall back to the hot tier and would
  * always look healthy.
  */
-import type { CacheStore } from './store.js';
-import { TieredStore } from './tiered-store.js';
+import type { CacheStore } from '../store.js';
 
 export interface StoreHealth {
   readonly ok: boolean;
@@ -15,12 +15,15 @@ export interface StoreHealth {
 const PROBE_KEY = 'health:probe';
 
 export async function probeStore(store: CacheStore, timeoutMs = 1000): Promise<StoreHealth> {
-  const target = store instanceof TieredStore ? store.cold : store;
+  const target = store.backing ?? store;
   // A networked store (Redis) knows whether it is connected: no need to wait for a timeout.
-  const connected = (target as Partial<{ isReady(): boolean }>).isReady;
-  if (typeof connected === 'function' && !connected.call(target)) {
+  if (target.isReady !== undefined && !target.isReady()) {
     return { ok: false, kind: target.kind, error: `${target.kind} is not connected` };
   }
+  // A store that knows its writes are failing (SQLite: disk full, locked, file deleted) is
+  // degraded even though it still answers reads; it recovers with the next successful write.
+  const problem = target.writeProblem?.();
+  if (problem !== undefined) return { ok: false, kind: target.kind, error: problem };
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -37,9 +40,7 @@ export async function probeStore(store: CacheStore, timeoutMs = 1000): Promise<S
   }
 }
 
-/** Entries in the in-memory hot tier (or the whole memory store). */
+/** Entries in the in-memory hot tier (or the whole memory store); 0 for a store without one. */
 export function hotEntries(store: CacheStore): number {
-  if (store instanceof TieredStore) return store.hotSize;
-  const size = (store as { size?: unknown }).size;
-  return typeof size === 'number' ? size : 0;
+  return store.hotEntries?.() ?? 0;
 }

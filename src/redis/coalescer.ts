@@ -28,8 +28,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { CoalescedValue, CoalesceTask, CrossInstanceCoalescer } from '../cache/coalescer.js';
 import { type ErrorCode, GatewayError } from '../errors.js';
-import type { CoalescedValue, CoalesceTask, CrossInstanceCoalescer } from './coalescer.js';
+import { KEY_PREFIX, type Subscription, subscribe } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
 const RELEASE = new LuaScript(`
@@ -45,9 +46,9 @@ return 0
 export type CoalescerOp = 'lock' | 'publish' | 'release' | 'renew' | 'subscribe';
 
 export interface RedisCoalescerOptions {
-  /** The shared command client (RedisStore.redis); a duplicate of it subscribes. */
+  /** The shared command client (RedisConnection.client); a duplicate of it subscribes. */
   readonly client: Redis;
-  /** Prefix of the lock keys and of the channel. Default "cc:". */
+  /** Prefix of the lock keys and of the channel. Default KEY_PREFIX. */
   readonly keyPrefix?: string;
   /** Lock lifetime without renewal: how soon a dead holder is replaced. Default 3000. */
   readonly lockTtlMs?: number;
@@ -125,8 +126,7 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
   readonly #onError: (err: unknown, op: CoalescerOp) => void;
   readonly #inboxes = new Map<string, Set<Inbox>>();
   readonly #instance = randomUUID();
-  readonly #sub: Redis | undefined;
-  #subscribed = false;
+  readonly #sub: Subscription | undefined;
   #onSubscribed: (() => void) | undefined;
   readonly #firstSubscription: Promise<void>;
   #runs = 0;
@@ -134,7 +134,7 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
 
   constructor(options: RedisCoalescerOptions) {
     this.#client = options.client;
-    this.#prefix = options.keyPrefix ?? 'cc:';
+    this.#prefix = options.keyPrefix ?? KEY_PREFIX;
     this.channel = `${this.#prefix}coalesce`;
     this.#lockTtlMs = options.lockTtlMs ?? 3000;
     this.#pollMinMs = options.pollMinMs ?? 25;
@@ -146,34 +146,14 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
       this.#onSubscribed = resolve;
     });
     if (options.pubsub !== false) {
-      const sub = this.#client.duplicate({ lazyConnect: true });
-      this.#sub = sub;
-      sub.on('error', () => {
-        // The command client reports the outage; the subscriber just reconnects with it.
-      });
-      sub.on('close', () => {
-        this.#subscribed = false;
-      });
-      // On every (re)connection: subscribe again (idempotent next to ioredis' own resubscribe).
-      sub.on('ready', () => {
-        sub.subscribe(this.channel).then(
-          () => {
-            this.#subscribed = true;
-            this.#onSubscribed?.();
-          },
-          (err: unknown) => this.#onError(err, 'subscribe'),
-        );
-      });
-      sub.on('message', (_channel: string, message: string) => this.#dispatch(message));
-      sub.connect().catch(() => {
-        // Not reachable now: ioredis keeps reconnecting; waiters poll meanwhile.
+      this.#sub = subscribe(this.#client, this.channel, {
+        onSubscribed: () => {
+          this.#onSubscribed?.();
+        },
+        onError: (err) => this.#onError(err, 'subscribe'),
+        onMessage: (message) => this.#dispatch(message),
       });
     }
-  }
-
-  /** Whether outcomes arrive by pub/sub now (otherwise waiters rely on polling). */
-  get subscribed(): boolean {
-    return this.#subscribed && this.#sub?.status === 'ready';
   }
 
   /** Resolves once outcomes first arrive by pub/sub (never, with pubsub: false). */
@@ -240,8 +220,7 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#subscribed = false;
-    this.#sub?.disconnect();
+    this.#sub?.close();
   }
 
   async #lead(

@@ -2,8 +2,9 @@
  * Shared persistent store (CACHE_STORE=redis) on ioredis.
  *
  * Layout, under keyPrefix (default "cc:"):
- *   {p}k:{key}         string: JSON {v: value, s: storedAt, e: expiresAt|null}, with a
- *                      Redis PX expiry when the entry has a ttl
+ *   {p}k:{key}         string: JSON {v: value, s: storedAt, t: staleAt|null, e: expiresAt|null,
+ *                      h: tipHeight|null}, with a Redis PX expiry when the entry expires.
+ *                      Values written before t and h existed read as t = e, h = null.
  *   {p}idx:{ns}        sorted set of the keys of namespace ns (the key up to and including
  *                      its first ':', '' for keys without one), scored by expiresAt (+inf
  *                      for never), so list() needs neither KEYS nor SCAN and skips expired
@@ -16,40 +17,34 @@
  * outside) are dropped when list() notices. Run Redis with a no-eviction or volatile-*
  * policy: an evicted index loses the listing of its namespace.
  *
- * Resilience: commands fail fast while disconnected (no offline queue), in-flight commands
- * are retried a bounded number of times and time out, and the client reconnects forever
- * with capped exponential backoff. `onStatus` reports ready/down transitions.
+ * Resilience (fail fast while down, bounded retries, reconnect forever) is the connection's:
+ * see src/redis/connection.ts.
  */
-import { Redis } from 'ioredis';
-import { type CacheStore, expiryFor, isLive, type StoredEntry } from './store.js';
+import type { Redis } from 'ioredis';
+import { KEY_PREFIX, RedisConnection, type RedisConnectionOptions } from '../../redis/connection.js';
+import { type CacheEntry, isLive, newEntry } from '../entry.js';
+import type { CacheStore, EntryMeta } from '../store.js';
 
-export type RedisStatus = 'ready' | 'down';
+export type { RedisStatus } from '../../redis/connection.js';
 
-export interface RedisStoreOptions {
-  /** redis:// or rediss:// URL. */
-  readonly url: string;
-  /** Prefix of every key this store writes. Default "cc:". */
+export interface RedisStoreOptions extends RedisConnectionOptions {
+  /** Prefix of every key this store writes. Default KEY_PREFIX ("cc:"). */
   readonly keyPrefix?: string;
   /** Clock in epoch ms; injectable so tests can advance time without sleeping. */
   readonly now?: () => number;
-  /** Connection transitions: 'ready' once usable, 'down' once lost (or first failed). */
-  readonly onStatus?: (status: RedisStatus, err?: unknown) => void;
-  /** Retries of a command caught by a dropped connection. Default 1. */
-  readonly maxRetriesPerRequest?: number;
-  /** A command without a reply in this time fails. Default 2000. */
-  readonly commandTimeoutMs?: number;
-  /** Default 5000. */
-  readonly connectTimeoutMs?: number;
-  /** Reconnect backoff: base * 2^(attempt-1), capped. Defaults 100 and 5000. */
-  readonly retryBaseMs?: number;
-  readonly retryMaxMs?: number;
 }
 
 interface Encoded {
   v: string;
   s: number;
+  /** staleAt; absent in values written by an older version. */
+  t?: number | null;
   e: number | null;
+  /** tipHeight; absent in values written by an older version. */
+  h?: number | null;
 }
+
+const isTime = (x: unknown): x is number | null => x === null || typeof x === 'number';
 
 /** The namespace a key is indexed under: up to and including the first ':', else ''. */
 export function namespaceOf(key: string): string {
@@ -57,7 +52,7 @@ export function namespaceOf(key: string): string {
   return colon < 0 ? '' : key.slice(0, colon + 1);
 }
 
-function decode(raw: string, key: string): StoredEntry {
+function decode(raw: string, key: string): CacheEntry {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -70,11 +65,19 @@ function decode(raw: string, key: string): StoredEntry {
     typeof e !== 'object' ||
     typeof e.v !== 'string' ||
     typeof e.s !== 'number' ||
-    !(e.e === null || typeof e.e === 'number')
+    !isTime(e.e) ||
+    !(e.t === undefined || isTime(e.t)) ||
+    !(e.h === undefined || isTime(e.h))
   ) {
     throw new Error(`redis entry for "${key}" has an unexpected shape`);
   }
-  return { value: e.v, storedAt: e.s, expiresAt: e.e };
+  return {
+    value: e.v,
+    storedAt: e.s,
+    staleAt: e.t === undefined ? e.e : e.t,
+    expiresAt: e.e,
+    tipHeight: e.h ?? null,
+  };
 }
 
 /** Throw the first error of a MULTI/pipeline result; return the replies. */
@@ -89,93 +92,52 @@ function replies(result: [Error | null, unknown][] | null): unknown[] {
 export class RedisStore implements CacheStore {
   readonly kind = 'redis';
   readonly keyPrefix: string;
+  readonly #connection: RedisConnection;
   readonly #client: Redis;
   readonly #now: () => number;
-  readonly #onStatus: (status: RedisStatus, err?: unknown) => void;
-  #state: RedisStatus | 'unknown' = 'unknown';
-  #lastError: unknown;
-  #closed = false;
 
   constructor(options: RedisStoreOptions) {
-    this.keyPrefix = options.keyPrefix ?? 'cc:';
+    this.keyPrefix = options.keyPrefix ?? KEY_PREFIX;
     this.#now = options.now ?? Date.now;
-    this.#onStatus = options.onStatus ?? (() => {});
-    const base = options.retryBaseMs ?? 100;
-    const cap = options.retryMaxMs ?? 5000;
-    this.#client = new Redis(options.url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: options.maxRetriesPerRequest ?? 1,
-      commandTimeout: options.commandTimeoutMs ?? 2000,
-      connectTimeout: options.connectTimeoutMs ?? 5000,
-      keepAlive: 10_000,
-      // Never give up: a Redis outage degrades the gateway to its hot tier until it is back.
-      retryStrategy: (times) => (this.#closed ? null : Math.min(base * 2 ** Math.min(times - 1, 30), cap)),
-    });
-    this.#client.on('ready', () => this.#transition('ready'));
-    this.#client.on('close', () => this.#transition('down'));
-    // Without a listener ioredis prints every reconnect failure; keep the cause for 'down'.
-    this.#client.on('error', (err: unknown) => {
-      this.#lastError = err;
-    });
+    this.#connection = new RedisConnection(options);
+    this.#client = this.#connection.client;
   }
 
-  /** The ioredis client, for other Redis-backed parts (budget, coalescing). */
+  /** The ioredis client (tests, diagnostics). */
   get redis(): Redis {
     return this.#client;
   }
 
   isReady(): boolean {
-    return !this.#closed && this.#client.status === 'ready';
+    return this.#connection.isReady();
   }
 
   /**
    * Resolve once connected; reject with the cause when this attempt fails (the client
    * keeps reconnecting in the background regardless).
    */
-  async connect(): Promise<void> {
-    if (this.#closed) throw new Error('redis store is closed');
-    const client = this.#client;
-    if (client.status === 'ready') return;
-    if (client.status === 'wait') {
-      try {
-        await client.connect();
-        return;
-      } catch (err) {
-        throw this.#lastError ?? err;
-      }
-    }
-    await new Promise<void>((resolve, reject) => {
-      const onReady = (): void => {
-        client.off('close', onClose);
-        resolve();
-      };
-      const onClose = (): void => {
-        client.off('ready', onReady);
-        reject(this.#lastError ?? new Error('redis connection closed'));
-      };
-      client.once('ready', onReady);
-      client.once('close', onClose);
-    });
+  connect(): Promise<void> {
+    return this.#connection.connect();
   }
 
-  async get(key: string): Promise<StoredEntry | undefined> {
+  async get(key: string): Promise<CacheEntry | undefined> {
     const raw = await this.#client.get(this.#dataKey(key));
     if (raw === null) return undefined;
     const entry = decode(raw, key);
     return isLive(entry, this.#now()) ? entry : undefined;
   }
 
-  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+  async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
     const now = this.#now();
-    const expiresAt = expiryFor(ttlMs, now);
-    const encoded: Encoded = { v: value, s: now, e: expiresAt };
+    const entry = newEntry(value, now, ttlMs, meta);
+    const { expiresAt } = entry;
+    const encoded: Encoded = { v: value, s: now, t: entry.staleAt, e: expiresAt, h: entry.tipHeight };
     const json = JSON.stringify(encoded);
     const ns = namespaceOf(key);
     const index = this.#indexKey(ns);
     const tx = this.#client.multi();
-    if (expiresAt === null || ttlMs === undefined) tx.set(this.#dataKey(key), json);
-    else tx.set(this.#dataKey(key), json, 'PX', Math.max(1, Math.ceil(ttlMs)));
+    if (expiresAt === null) tx.set(this.#dataKey(key), json);
+    else tx.set(this.#dataKey(key), json, 'PX', Math.max(1, Math.ceil(expiresAt - now)));
     tx.zadd(index, expiresAt === null ? '+inf' : String(expiresAt), key);
     tx.zremrangebyscore(index, '-inf', String(now));
     tx.sadd(this.#namespacesKey(), ns);
@@ -221,33 +183,8 @@ export class RedisStore implements CacheStore {
     return live;
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    const client = this.#client;
-    if (client.status === 'ready') {
-      try {
-        await client.quit();
-      } catch {
-        // Closing anyway.
-      }
-    }
-    // disconnect() also cancels a pending reconnect. Only a live socket has an 'end' to wait
-    // for (a client between reconnect attempts never emits one), and even that wait is bounded.
-    const live = client.status === 'connecting' || client.status === 'connect' || client.status === 'ready';
-    if (!live) {
-      client.disconnect();
-      return;
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const ended = new Promise<void>((resolve) => {
-      client.once('end', () => resolve());
-      timer = setTimeout(resolve, 1_000);
-      timer.unref();
-    });
-    client.disconnect();
-    await ended;
-    clearTimeout(timer);
+  close(): Promise<void> {
+    return this.#connection.close();
   }
 
   #dataKey(key: string): string {
@@ -268,12 +205,5 @@ export class RedisStore implements CacheStore {
     // No ':' in the prefix: keys without a namespace, and every namespace the prefix begins.
     const all = await this.#client.smembers(this.#namespacesKey());
     return [...new Set(['', ...all.filter((ns) => ns.startsWith(prefix))])];
-  }
-
-  #transition(next: RedisStatus): void {
-    if (this.#closed || this.#state === next) return;
-    this.#state = next;
-    if (next === 'ready') this.#lastError = undefined;
-    this.#onStatus(next, next === 'down' ? this.#lastError : undefined);
   }
 }

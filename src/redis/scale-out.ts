@@ -3,20 +3,21 @@
  * (RedisBudget per network) and coalescing of identical misses across instances
  * (RedisCoalescer). Built once per gateway by createGateway.
  *
- * It has its own Redis connection (plus the coalescer's subscriber), apart from the cache
- * store's: the budget is needed before the store exists, and a slow cache command never
- * queues in front of a budget decision. The connection's transitions are logged once each
- * ("redis unavailable ..." / "redis connection ready"), and so are the budgets' switches to
- * and from their local fallback; status() summarises them for /ready.
+ * It has its own Redis connection (plus the subscribers of the coalescer and the hot-tier
+ * sync), apart from the cache store's: the budget is needed before the store exists, and a
+ * slow cache command never queues in front of a budget decision. The connection's
+ * transitions are logged once each ("redis unavailable ..." / "redis connection ready"), and
+ * so are the budgets' switches to and from their local fallback. Readiness (/ready) probes
+ * Redis through the cache store, which is on the same server.
  */
-import type { CrossInstanceCoalescer } from './cache/coalescer.js';
-import { HotTierSync } from './cache/hot-tier-sync.js';
-import { RedisCoalescer } from './cache/redis-coalescer.js';
-import { RedisStore } from './cache/redis-store.js';
-import type { Config } from './config.js';
-import { RedisBreakerSync } from './redis/breaker.js';
-import { type BudgetMode, RedisBudget } from './redis/budget.js';
-import { budgetSettings } from './upstream/budget/budget.js';
+import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
+import type { Config } from '../config.js';
+import { budgetSettings } from '../upstream/budget/budget.js';
+import { RedisBreakerSync } from './breaker.js';
+import { RedisBudget } from './budget.js';
+import { RedisCoalescer } from './coalescer.js';
+import { KEY_PREFIX, RedisConnection } from './connection.js';
+import { HotTierSync } from './hot-tier-sync.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */
 export interface ScaleOutLogger {
@@ -24,15 +25,6 @@ export interface ScaleOutLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
-}
-
-export interface RedisScaleOutStatus {
-  /** The shared connection is up. */
-  readonly redis: 'ready' | 'down';
-  /** Coalescing outcomes arrive by pub/sub (else waiters poll). */
-  readonly pubsub: boolean;
-  /** Where each upstream's tokens come from now, by upstream id (a network's first upstream has its name). */
-  readonly budget: Readonly<Record<string, BudgetMode>>;
 }
 
 export interface RedisScaleOut {
@@ -43,9 +35,6 @@ export interface RedisScaleOut {
   readonly coalescer: CrossInstanceCoalescer;
   /** Evicts other instances' hot copies of changed entries. */
   readonly hotTier: HotTierSync;
-  /** The shared connection is up (budgets global, coalescing across instances). */
-  isReady(): boolean;
-  status(): RedisScaleOutStatus;
   /** Close budgets, coalescer and connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -61,7 +50,7 @@ type ScaleOutConfig = Pick<
 >;
 
 export interface RedisScaleOutOptions {
-  /** Key prefix, as the cache store's. Default "cc:". */
+  /** Key prefix, as the cache store's. Default KEY_PREFIX. */
   readonly keyPrefix?: string;
   /** Lock lifetime of the coalescer (how soon a dead holder is replaced). Default 3000. */
   readonly lockTtlMs?: number;
@@ -77,12 +66,9 @@ export async function createRedisScaleOut(
   options: RedisScaleOutOptions = {},
 ): Promise<RedisScaleOut> {
   if (config.redisUrl === undefined) throw new Error('CACHE_STORE=redis needs REDIS_URL');
-  const keyPrefix = options.keyPrefix ?? 'cc:';
-  // A RedisStore is used only as a well-behaved connection here (fail fast while down,
-  // reconnect forever with capped backoff, status transitions); no entry is written through it.
-  const connection = new RedisStore({
+  const keyPrefix = options.keyPrefix ?? KEY_PREFIX;
+  const connection = new RedisConnection({
     url: config.redisUrl,
-    keyPrefix,
     onStatus: (status, err) => {
       if (status === 'down') {
         log.error(
@@ -99,8 +85,10 @@ export async function createRedisScaleOut(
   } catch {
     // Reported by onStatus; the client keeps reconnecting.
   }
-  const client = connection.redis;
+  const client = connection.client;
 
+  // One shared budget per upstream, at its own rate (a network's first upstream is named after
+  // the network, so single-upstream keys stay cc:budget:mainnet / cc:budget:testnet).
   const budgets: Record<string, RedisBudget> = {};
   for (const u of config.upstreams) {
     budgets[u.id] = new RedisBudget({
@@ -154,12 +142,6 @@ export async function createRedisScaleOut(
     breakers,
     coalescer,
     hotTier,
-    isReady: () => connection.isReady(),
-    status: () => ({
-      redis: connection.isReady() ? 'ready' : 'down',
-      pubsub: coalescer.subscribed,
-      budget: Object.fromEntries(Object.entries(budgets).map(([id, b]) => [id, b.mode])),
-    }),
     close: () => {
       closing ??= (async () => {
         for (const b of Object.values(budgets)) b.close();

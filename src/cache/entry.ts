@@ -1,0 +1,50 @@
+/**
+ * A cache entry and how its times are derived. An entry knows its own staleness: when it
+ * stops being fresh (staleAt), when the store drops it (expiresAt), and the chain tip height
+ * it was read at, so that a freshness policy can judge it against a request's requirements
+ * (see policy.ts) on every store alike.
+ *
+ * Today staleAt equals expiresAt (a ttl ends both); the gap between them is where a stale
+ * answer may still be served (stale-while-revalidate / stale-if-error, issue 11).
+ */
+
+export interface CacheEntry {
+  readonly value: string;
+  /** Epoch milliseconds when the entry was written (the writer's clock). */
+  readonly storedAt: number;
+  /** Epoch milliseconds after which the entry is no longer fresh; null = fresh by time forever. */
+  readonly staleAt: number | null;
+  /** Epoch milliseconds after which the entry is gone from the store; null = never expires. */
+  readonly expiresAt: number | null;
+  /** Chain tip height the value was read at; null when unknown (then it fits no block bound). */
+  readonly tipHeight: number | null;
+}
+
+/** What a writer can say about a new entry besides its value and ttl. */
+export interface EntryMeta {
+  /** Chain tip height the value was read at. */
+  readonly tipHeight?: number | null | undefined;
+  /**
+   * How long past staleAt the entry is kept for stale answers (ms). Only meaningful with a
+   * ttl; 0 or undefined = dropped as soon as it is stale (today's behaviour).
+   */
+  readonly keepStaleMs?: number | undefined;
+}
+
+/** The entry written at time `now` for value with a ttl (undefined or <= 0 = no ttl). */
+export function newEntry(value: string, now: number, ttlMs?: number, meta: EntryMeta = {}): CacheEntry {
+  const staleAt = ttlMs === undefined || ttlMs <= 0 ? null : now + ttlMs;
+  const keep = meta.keepStaleMs ?? 0;
+  return {
+    value,
+    storedAt: now,
+    staleAt,
+    expiresAt: staleAt === null ? null : staleAt + Math.max(0, keep),
+    tipHeight: meta.tipHeight ?? null,
+  };
+}
+
+/** Whether the store still holds the entry (fresh or stale) at `now`. */
+export function isLive(entry: Pick<CacheEntry, 'expiresAt'>, now: number): boolean {
+  return entry.expiresAt === null || entry.expiresAt > now;
+}

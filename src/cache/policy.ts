@@ -1,0 +1,35 @@
+/**
+ * Freshness: classify an entry for one request as fresh (serve it), stale (still held; may
+ * be served only under a stale-serving rule) or expired (as good as absent).
+ *
+ * Today's semantics are the ttl alone: staleAt equals expiresAt, so an entry is fresh until
+ * its ttl ends and expired after. The block bound (cacheControl.maxBlocks, extensions.md
+ * section 2) is a requirement of the reading request, judged against the entry's tipHeight
+ * and the gateway's current tip (src/chain/); nothing passes it yet.
+ */
+import { withinBlocks } from '../chain/freshness.js';
+import type { CacheEntry } from './entry.js';
+
+export type Freshness = 'fresh' | 'stale' | 'expired';
+
+/** What the reading request requires of an entry, beyond its ttl. */
+export interface FreshnessRequirement {
+  /** Most blocks the chain may have advanced since the entry was read; undefined = no bound. */
+  readonly maxBlocks?: number | undefined;
+  /** The current tip height of the entry's network, when known. */
+  readonly tipHeight?: number | undefined;
+}
+
+export function classify(
+  entry: Pick<CacheEntry, 'staleAt' | 'expiresAt' | 'tipHeight'>,
+  now: number,
+  requirement?: FreshnessRequirement,
+): Freshness {
+  if (entry.expiresAt !== null && entry.expiresAt <= now) return 'expired';
+  if (entry.staleAt !== null && entry.staleAt <= now) return 'stale';
+  const maxBlocks = requirement?.maxBlocks;
+  if (maxBlocks !== undefined && !withinBlocks(entry.tipHeight, requirement?.tipHeight, maxBlocks)) {
+    return 'stale';
+  }
+  return 'fresh';
+}
