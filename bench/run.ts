@@ -967,7 +967,10 @@ async function profile(node: FakeNodeProc) {
     ['read-only-hit', RO_PATH, RO_BODY],
     ['decode', DECODE_PATH, DECODE_BODY],
   ] as const) {
-    const flags = ['--cpu-prof', `--cpu-prof-dir=${outDir}`, `--cpu-prof-name=${name}.cpuprofile`];
+    // Under tsx (the reference) the loader thread writes a profile too: a directory of its own,
+    // then the main thread's profile (the largest) is kept.
+    const profDir = path.join(outDir, name);
+    const flags = ['--cpu-prof', `--cpu-prof-dir=${profDir}`];
     const server =
       name === 'reference'
         ? await startReference({ [RO_PATH]: roBytes }, freshDir('profile-ref'), undefined, flags)
@@ -984,7 +987,15 @@ async function profile(node: FakeNodeProc) {
     // A clean exit (SIGTERM -> graceful close -> exit 0) is what writes the profile.
     const code = await server.proc.stop();
     if (code !== 0) throw new Error(`profiled ${name} exited ${code}: ${server.proc.output()}`);
+    const written = fs
+      .readdirSync(profDir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => path.join(profDir, f))
+      .sort((a, b) => fs.statSync(b).size - fs.statSync(a).size);
+    if (written[0] === undefined) throw new Error(`no profile written by ${name}`);
     const file = path.join(outDir, `${name}.cpuprofile`);
+    fs.renameSync(written[0], file);
+    fs.rmSync(profDir, { recursive: true, force: true });
     const summary = analyzeProfile(file, 20);
     summaries[name] = summary;
     const flame = flameGraph(
