@@ -517,6 +517,8 @@ export function markdown(
     `- Commit: ${run.commit}`,
     `- Machine: ${m.nproc} CPUs (${m.cpu}), ${m.memoryGiB} GiB RAM, ${m.os}, Node ${m.node};`,
     `  load average at start ${m.loadAverageAtStart.join(' / ')}`,
+    '- Set-up: wrk from Debian (`apt-get install -y wrk`; `WRK=<path>` selects another binary), Node and',
+    '  `npm ci`; nothing else is downloaded.',
     `- Load: wrk (Debian package \`wrk\`, /usr/bin/wrk) \`-t1 -c${s.connections}\`, ${s.warmupS} s warm-up run then ${s.durationS} s measured run,`,
     "  the POST body set by a Lua script (bench/load.ts), which also reports wrk's own CPU time from /proc/self/stat",
     "  (the last column of the table: median % of one core in the gateway's runs / in the reference's runs;",
