@@ -404,6 +404,9 @@ function featureRows(hits: Hits): Row[] {
   return out;
 }
 
+const perRound = (g: readonly { rps: number }[], r: readonly { rps: number }[]): string =>
+  g.map((round, i) => (r[i] === undefined ? '—' : x(round.rps / r[i]!.rps))).join(' / ');
+
 /** How the 1b figures are taken, or which routes were absent. */
 function featureText(hits: Hits): string[] {
   const absent = [
@@ -549,6 +552,8 @@ export function markdown(
       `used ${loadCpu(hits.readOnly.reference.rounds)} of a core against the bare server and`,
       `${loadCpu(hits.readOnly.gateway.rounds)} against the gateway (read-only; near 100 % it is itself the limit`,
       'and the throughput ratio understates the gap to the Node ceiling).',
+      `Throughput ratio of each round (gateway / reference of the same round): read-only ${perRound(hits.readOnly.gateway.rounds, hits.readOnly.reference.rounds)};`,
+      `decode ${perRound(hits.decode.gateway.rounds, hits.decode.reference.rounds)}. The spread shows how much the shared machine moved during the run.`,
       'The Fastify floor (bench/fastify-floor.ts, read-only path only) is Fastify 5 set up as the gateway is',
       '(pino at `warn`, so a child logger per request; UUID request ids; the same route pattern) answering the',
       'same bytes with no gateway work at all: the best a gateway built on this framework set-up can do.',
@@ -619,7 +624,7 @@ export function markdown(
       'with 10k, 100k and 1M rows whose keys are built by src/cache/keys.ts exactly as the gateway builds',
       'them for `get-entry(u<id>)`, each holding the real tuple result hex; one gateway per file (default',
       'hot tier, HOT_CACHE_MAX_ENTRIES=10000), all three running, taking turns for the load round after',
-      `round (${s.hitRounds} rounds, order reversed every other round; medians). Load: the same 64`,
+      `round (${s.scaleRounds ?? s.hitRounds} rounds, order reversed every other round; medians). Load: the same 64`,
       'connections, every request for a uniformly random id of the seeded range (bench/load.ts builds each',
       'body), so with 10k entries practically every hit comes from the hot tier, with 100k about 10 % and',
       'with 1M about 1 %: the rest are SQLite reads (then promoted into the hot tier, evicting others).',
