@@ -396,9 +396,8 @@ async function hits(node: FakeNodeProc) {
       }
       const upstreamCalls = await node.count('call-read');
       const memory = memoryOf(gw.proc.pid);
-      const absent = (p: Probed): string | undefined => ('absent' in p ? p.absent : undefined);
       const present = <T>(p: Probed, v: () => T): T | { absent: string } =>
-        isPresent(p) ? v() : { absent: absent(p)! };
+        'absent' in p ? { absent: p.absent } : v();
       return {
         readOnly: {
           gateway: medianRound(runs.gwRo),
