@@ -76,7 +76,8 @@ export const ERROR_CLASSES = {
 
 /** The error for an envelope's error record; an unknown code (a newer gateway) gets the base class. */
 export function errorFromRecord(init: ErrorInit): ClarityCacheError {
-  const Class: typeof ClarityCacheError =
-    Object.hasOwn(ERROR_CLASSES, init.code) ? ERROR_CLASSES[init.code as ErrorCode] : ClarityCacheError;
+  const Class: typeof ClarityCacheError = Object.hasOwn(ERROR_CLASSES, init.code)
+    ? ERROR_CLASSES[init.code as ErrorCode]
+    : ClarityCacheError;
   return new Class(init);
 }

@@ -8,7 +8,13 @@
  *
  * fetch only: runs in Node 18+, browsers, Deno and Bun.
  */
-import { envelopeError, type RetryEvent, type RetryPolicy, send, type TransportOptions } from './transport.js';
+import {
+  envelopeError,
+  type RetryEvent,
+  type RetryPolicy,
+  send,
+  type TransportOptions,
+} from './transport.js';
 import type {
   BatchCall,
   BatchOptions,
@@ -25,6 +31,15 @@ import type {
 export * from './errors.js';
 export type { RetryEvent, RetryPolicy } from './transport.js';
 export * from './types.js';
+export {
+  ArgumentTypeError,
+  argumentFromText,
+  formatAbiType,
+  jsonToValue,
+  literalToValue,
+  type SimpleValue,
+} from './abi-args.js';
+export { type Literal, LiteralSyntaxError, parseClarityLiteral } from './clarity-literal.js';
 export { type ContractId, splitContractId } from './contract-id.js';
 
 import { splitContractId } from './contract-id.js';
@@ -124,7 +139,10 @@ export function createClient(options: ClientOptions): ClarityCacheClient {
       return send(transport, 'GET', '/contract-calls/known-contracts');
     },
     decode(value, opts = {}) {
-      return send(transport, 'POST', '/contract-calls/decode-clarity-value', { ...opts, clarityValue: value });
+      return send(transport, 'POST', '/contract-calls/decode-clarity-value', {
+        ...opts,
+        clarityValue: value,
+      });
     },
     batch(calls, opts = {}) {
       return send(transport, 'POST', '/contract-calls/batch', {

@@ -48,7 +48,11 @@ export interface ContractAbi {
     readonly args: ReadonlyArray<{ readonly name: string; readonly type: AbiType }>;
     readonly outputs: { readonly type: AbiType };
   }>;
-  readonly variables?: ReadonlyArray<{ readonly name: string; readonly type: AbiType; readonly access: string }>;
+  readonly variables?: ReadonlyArray<{
+    readonly name: string;
+    readonly type: AbiType;
+    readonly access: string;
+  }>;
   readonly maps?: ReadonlyArray<{ readonly name: string; readonly key: AbiType; readonly value: AbiType }>;
   readonly epoch?: string;
   readonly clarity_version?: string;
@@ -82,7 +86,11 @@ export interface BatchOptions {
 
 /** One batch item: exactly the single endpoint's envelope, plus what its headers would say. */
 export type BatchItem = Envelope<unknown> & {
-  readonly meta: { readonly status: number; readonly cacheStatus?: string; readonly tipHeight?: number | null };
+  readonly meta: {
+    readonly status: number;
+    readonly cacheStatus?: string;
+    readonly tipHeight?: number | null;
+  };
 };
 
 export interface BatchResult {

@@ -54,7 +54,9 @@ describe('createClient against the gateway', () => {
     expect(await client.readOnly(DEMO, 'get-balance', [{ type: 'principal', value: MAINNET_ADDR }])).toBe(
       '1000',
     );
-    const again = await client.raw.readOnly(DEMO, 'get-balance', [{ type: 'principal', value: MAINNET_ADDR }]);
+    const again = await client.raw.readOnly(DEMO, 'get-balance', [
+      { type: 'principal', value: MAINNET_ADDR },
+    ]);
     expect(again.status).toBe(200);
     expect(again.envelope).toEqual({ success: true, data: '1000' });
     expect(again.meta.cacheStatus).toMatch(/hit/);
