@@ -28,9 +28,6 @@ import type {
   ReadOnlyOptions,
 } from './types.js';
 
-export * from './errors.js';
-export type { RetryEvent, RetryPolicy } from './transport.js';
-export * from './types.js';
 export {
   ArgumentTypeError,
   argumentFromText,
@@ -41,6 +38,9 @@ export {
 } from './abi-args.js';
 export { type Literal, LiteralSyntaxError, parseClarityLiteral } from './clarity-literal.js';
 export { type ContractId, splitContractId } from './contract-id.js';
+export * from './errors.js';
+export { envelopeError, type RetryEvent, type RetryPolicy } from './transport.js';
+export * from './types.js';
 
 import { splitContractId } from './contract-id.js';
 

@@ -69,6 +69,16 @@ function isEnvelope(body: unknown): body is Envelope<unknown> {
   return false;
 }
 
+/** fetch's own message is a bare "fetch failed"; the reason (ECONNREFUSED, ...) is in its cause. */
+function describeFailure(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause =
+    err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  const reason =
+    typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
+  return reason === '' ? message : `${message} (${reason})`;
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The error an unsuccessful envelope stands for. */
@@ -143,7 +153,7 @@ export async function send<T>(
       failure = new NetworkError({
         code: 'NETWORK_ERROR',
         status: 0,
-        message: `${method} ${url} failed: ${err instanceof Error ? err.message : String(err)}`,
+        message: `${method} ${url} failed: ${describeFailure(err)}`,
         cause: err,
       });
     }
