@@ -12,6 +12,7 @@ import { hotEntries } from './cache/store-health.js';
 import { createStore } from './cache/stores.js';
 import { TieredStore } from './cache/tiered-store.js';
 import { type Config, NETWORKS, type Network } from './config.js';
+import { explorerRoutes } from './explorer/plugin.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { lazyChildLogger } from './http/lazy-logger.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -141,6 +142,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
+  await app.register(explorerRoutes);
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });

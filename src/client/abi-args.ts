@@ -268,6 +268,11 @@ export function jsonToValue(json: unknown, t: AbiType, path: string): SimpleValu
 export function argumentFromText(text: string, t: AbiType | undefined, path: string): SimpleValue {
   const shape = shapeOf(t);
   const trimmed = text.trim();
+  // In a form, a string argument is the text as typed; quotes are only needed for escapes.
+  if ((shape.kind === 'string-ascii' || shape.kind === 'string-utf8') && !/^u?"/.test(trimmed)) {
+    return { type: shape.kind, value: text };
+  }
+  if (shape.kind === 'optional' && trimmed === '') return { type: 'none' };
   if (t !== undefined && (shape.kind === 'list' || shape.kind === 'tuple' || shape.kind === 'optional')) {
     if (/^[[{]|^null$/.test(trimmed)) {
       let json: unknown;
