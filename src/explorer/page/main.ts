@@ -38,6 +38,7 @@ function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+const resultRegion = byId<HTMLElement>('result');
 const resultBody = byId<HTMLDivElement>('result-body');
 const status = byId<HTMLParagraphElement>('status');
 const contractInput = byId<HTMLInputElement>('contract');
@@ -105,10 +106,14 @@ function showResponse<T>(title: string, response: ClientResponse<T>, pick: (data
 
 /** Run an action, reporting anything it throws in the Result region. */
 async function guarded(title: string, action: () => Promise<void>): Promise<void> {
+  // aria-busy tells assistive technology (and automated browsers) an answer is on its way.
+  resultRegion.setAttribute('aria-busy', 'true');
   try {
     await action();
   } catch (err) {
     showThrown(title, err);
+  } finally {
+    resultRegion.setAttribute('aria-busy', 'false');
   }
 }
 
@@ -159,6 +164,8 @@ function functionRegion(contractId: string, fn: ContractAbi['functions'][number]
         } catch (err) {
           input.setAttribute('aria-invalid', 'true');
           input.focus();
+          // A type error names the argument already; a syntax error names the position only.
+          if (err instanceof LiteralSyntaxError) throw new ArgumentTypeError(arg.name, err.message);
           throw err;
         }
       }
