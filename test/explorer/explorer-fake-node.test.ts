@@ -120,7 +120,7 @@ describe('the explorer page on the fake node', () => {
     expect(await ui.fn('transfer').count()).toBe(0);
     const pairField = ui.fn('echo').getByRole('textbox', { name: 'pair', exact: true });
     expect(await pairField.getAttribute('aria-describedby')).toBeTruthy();
-    expect(await ui.fn('echo').innerText()).toContain('{a: uint, s: (string-ascii 5)}');
+    expect(await ui.fn('echo').textContent()).toContain('{a: uint, s: (string-ascii 5)}');
 
     const first = await ui.call('get-balance', { who: MAINNET_ADDR });
     expect(first.error).toBeUndefined();

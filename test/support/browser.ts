@@ -94,14 +94,14 @@ export function explorer(page: Page) {
         const dd = result
           .locator('dt', { hasText: new RegExp(`^${name}$`) })
           .locator('xpath=following-sibling::dd[1]');
-        return (await dd.count()) === 0 ? undefined : (await dd.innerText()).trim();
+        return (await dd.count()) === 0 ? undefined : ((await dd.textContent()) ?? '').trim();
       };
       const value = result.getByLabel('Value', { exact: true });
       const alert = result.getByRole('alert');
       return {
-        text: await result.innerText(),
-        value: (await value.count()) === 0 ? undefined : JSON.parse(await value.innerText()),
-        error: (await alert.count()) === 0 ? undefined : (await alert.innerText()).trim(),
+        text: (await result.textContent()) ?? '',
+        value: (await value.count()) === 0 ? undefined : JSON.parse((await value.textContent()) ?? ''),
+        error: (await alert.count()) === 0 ? undefined : ((await alert.textContent()) ?? '').trim(),
         cacheStatus: await header('Cache-Status'),
         age: await header('Age'),
         tipHeight: await header('Tip height'),
