@@ -55,6 +55,8 @@ export interface ClientOptions {
   readonly headers?: Record<string, string>;
   /** Called before each retry's wait: for logging, or to see Retry-After honoured. */
   readonly onRetry?: (event: RetryEvent) => void;
+  /** Longest wait for one attempt's answer, in ms (default 60 000); then it is retried. */
+  readonly timeoutMs?: number;
 }
 
 /** The raw form of each method: the whole answer, error envelopes returned rather than thrown. */
@@ -119,6 +121,7 @@ export function createClient(options: ClientOptions): ClarityCacheClient {
     policy: policyOf(options.retries),
     headers: options.headers ?? {},
     onRetry: options.onRetry,
+    timeoutMs: options.timeoutMs ?? 60_000,
   };
 
   const raw: RawClient = {

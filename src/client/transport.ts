@@ -35,6 +35,8 @@ export interface TransportOptions {
   readonly policy: Required<RetryPolicy>;
   readonly headers: Record<string, string>;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
+  /** Longest wait for one attempt's whole answer; then it counts as a transient failure. */
+  readonly timeoutMs: number;
 }
 
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
@@ -70,7 +72,8 @@ function isEnvelope(body: unknown): body is Envelope<unknown> {
 }
 
 /** fetch's own message is a bare "fetch failed"; the reason (ECONNREFUSED, ...) is in its cause. */
-function describeFailure(err: unknown): string {
+function describeFailure(err: unknown, timeoutMs: number): string {
+  if (err instanceof Error && err.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
   const message = err instanceof Error ? err.message : String(err);
   const cause =
     err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
@@ -114,7 +117,7 @@ export async function send<T>(
     let failure: ClarityCacheError;
     let retryAfterMs: number | undefined;
     try {
-      const res = await options.fetch(url, init);
+      const res = await options.fetch(url, { ...init, signal: AbortSignal.timeout(options.timeoutMs) });
       const text = await res.text();
       let parsed: unknown;
       try {
@@ -153,7 +156,7 @@ export async function send<T>(
       failure = new NetworkError({
         code: 'NETWORK_ERROR',
         status: 0,
-        message: `${method} ${url} failed: ${describeFailure(err)}`,
+        message: `${method} ${url} failed: ${describeFailure(err, options.timeoutMs)}`,
         cause: err,
       });
     }

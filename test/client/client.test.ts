@@ -20,7 +20,7 @@ import {
   ValidationError,
 } from '../../src/client/index.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
-import { hex, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
+import { hex, MAINNET_ADDR, OTHER_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
 import { type RunningGateway, startGateway, testEnv } from '../support/gateway.js';
 import { freePort } from '../support/process.js';
 
@@ -166,8 +166,9 @@ describe('createClient against the gateway', () => {
       retries: { retries: 3, maxDelayMs: 5000 },
       onRetry: (e) => retries.push(e),
     });
+    // An argument no other test uses: no other call can join this hung one.
     const err = await client
-      .readOnly(DEMO, 'get-balance', [Cl.principal(MAINNET_ADDR)], { cacheControl: { bustCache: true } })
+      .readOnly(DEMO, 'get-balance', [Cl.principal(OTHER_ADDR)], { cacheControl: { bustCache: true } })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitExceededError);
     expect((err as RateLimitExceededError).status).toBe(429);
@@ -186,6 +187,19 @@ describe('createClient against the gateway', () => {
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).toMatchObject({ code: 'NETWORK_ERROR', status: 0 });
     expect(retries).toHaveLength(1);
+  });
+
+  it('gives up an attempt after timeoutMs', async () => {
+    node.hang({ times: 1, kind: 'call-read' });
+    const client = createClient({ baseUrl: gw.url, timeoutMs: 300, retries: 0 });
+    // Without the client's own timeout this would be the gateway's TIMEOUT (504) after its
+    // upstream timeout (2 s in testEnv); with it, the client stops waiting first.
+    // An argument no other test uses: no other call can join this hung one.
+    const err = await client
+      .readOnly(DEMO, 'get-balance', [Cl.principal(OTHER_ADDR)], { cacheControl: { bustCache: true } })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).message).toMatch(/no answer within 300 ms$/);
   });
 
   it('uses the fetch it is given', async () => {
