@@ -77,6 +77,11 @@ describe('the explorer page on the devnet', () => {
       'payload-hash': `0x${'ab'.repeat(32)}`,
       target: W2,
     });
+    // The Sender field sets tx-sender, which the contract records as the proposer.
+    expect(answer.value).toMatchObject({ proposer: devnet.deployer });
+    await page.getByRole('textbox', { name: 'Sender', exact: true }).fill(W1);
+    const asW1 = await ui.call('preview-proposal');
+    expect(asW1.value).toMatchObject({ proposer: W1, title: 'Plant trees' });
     // uint and principal together; an absent vote is none, shown as null.
     expect((await ui.call('get-vote', { id: 'u999', voter: W1 })).value).toBeNull();
   });

@@ -246,11 +246,13 @@ describe('the explorer page on the fake node', () => {
     await page.keyboard.type(CONTRACT);
     await page.keyboard.press('Enter');
     await ui.fn('get-balance').waitFor();
-    // Tab from the Load button reaches the first function's first field.
+    // Tab from the Load button reaches the Sender field, then the first function's first field.
     await page.getByRole('button', { name: 'Load', exact: true }).focus();
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('name'));
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => document.activeElement?.getAttribute('name'));
-    expect(focused).toBe('who');
+    expect(await focused()).toBe('sender');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('who');
     await page.keyboard.type(MAINNET_ADDR);
     await page.keyboard.press('Enter');
     expect((await ui.answer()).value).toBe('1000');

@@ -42,6 +42,7 @@ const resultRegion = byId<HTMLElement>('result');
 const resultBody = byId<HTMLDivElement>('result-body');
 const status = byId<HTMLParagraphElement>('status');
 const contractInput = byId<HTMLInputElement>('contract');
+const senderInput = byId<HTMLInputElement>('sender');
 const functions = byId<HTMLDivElement>('functions');
 const known = byId<HTMLUListElement>('known');
 
@@ -169,7 +170,9 @@ function functionRegion(contractId: string, fn: ContractAbi['functions'][number]
           throw err;
         }
       }
-      showResponse(title, await client.raw.readOnly(contractId, fn.name, args));
+      const sender = senderInput.value.trim();
+      const options = sender === '' ? {} : { senderAddress: sender.replace(/^'/, '') };
+      showResponse(title, await client.raw.readOnly(contractId, fn.name, args, options));
     });
   });
   return el('section', { class: 'fn', 'aria-labelledby': heading.id }, heading, form);
