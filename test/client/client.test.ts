@@ -190,16 +190,20 @@ describe('createClient against the gateway', () => {
   });
 
   it('gives up an attempt after timeoutMs', async () => {
-    node.hang({ times: 1, kind: 'call-read' });
+    node.gate({ kind: 'call-read' });
     const client = createClient({ baseUrl: gw.url, timeoutMs: 300, retries: 0 });
-    // Without the client's own timeout this would be the gateway's TIMEOUT (504) after its
-    // upstream timeout (2 s in testEnv); with it, the client stops waiting first.
-    // An argument no other test uses: no other call can join this hung one.
-    const err = await client
-      .readOnly(DEMO, 'get-balance', [Cl.principal(OTHER_ADDR)], { cacheControl: { bustCache: true } })
-      .catch((e: unknown) => e);
+    // An argument no other test uses: no other call joins this held one.
+    const args = [Cl.principal(OTHER_ADDR)];
+    // The upstream holds the call; without the client's own timeout this would wait for the
+    // gateway's upstream timeout (2 s in testEnv) and end as its TIMEOUT (504).
+    const err = await client.readOnly(DEMO, 'get-balance', args).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).message).toMatch(/no answer within 300 ms$/);
+    // Let the held call finish, and wait for it (the same call joins it or hits its result),
+    // so that nothing is left in flight.
+    node.clearFaults();
+    node.release();
+    expect(await createClient({ baseUrl: gw.url }).readOnly(DEMO, 'get-balance', args)).toBe('1000');
   });
 
   it('uses the fetch it is given', async () => {
