@@ -9,6 +9,7 @@ import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
 import type { Config } from './config.js';
+import { explorerRoutes } from './explorer/plugin.js';
 import { requireHostHeader } from './http/client-errors.js';
 import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -154,6 +155,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
   await app.register(endpointIndexRoutes, { endpoints });
+  await app.register(explorerRoutes);
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
