@@ -181,6 +181,7 @@ export class Attempts {
         attempt,
         outcome: verdict.outcome,
         upstream: round.upstream.id,
+        upstreamHost: hostOf(round.upstream),
         ...(options.context?.requestId === undefined ? {} : { reqId: options.context.requestId }),
       };
       if (elsewhere) {
@@ -334,10 +335,18 @@ export class Attempts {
       ...(status === undefined ? {} : { status }),
       ...(hedge ? { hedge: true } : {}),
     });
+    const usage = options.context?.usage;
+    if (usage !== undefined) {
+      usage.attempts += 1;
+      usage.ms += durationMs;
+      usage.upstream = upstream.id;
+      usage.host = hostOf(upstream);
+    }
     this.#logger?.debug(
       {
         network: target.network,
         upstream: upstream.id,
+        upstreamHost: hostOf(upstream),
         method: target.method,
         path: target.path,
         attempt,
@@ -360,6 +369,11 @@ export class Attempts {
       this.#logger?.warn({ err }, 'onAttempt hook threw');
     }
   }
+}
+
+/** The upstream's host[:port], for log lines (its origin never holds credentials). */
+function hostOf(upstream: Upstream): string {
+  return upstream.origin.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
 }
 
 /** X-Canonical-Stacks-Tip-Height as a safe integer, or undefined when absent or garbled. */

@@ -38,6 +38,23 @@ export interface RequestContext {
   /** The client's address, or the first X-Forwarded-For hop when TRUST_PROXY=true. */
   readonly clientId?: string | undefined;
   readonly requestId?: string | undefined;
+  /**
+   * Filled in by the upstream attempts made for this request, for its access log line. A
+   * request that joined another's call (coalesced) or was answered from the cache leaves it
+   * untouched: it spent no upstream time of its own.
+   */
+  readonly usage?: UpstreamUsage | undefined;
+}
+
+/** What one request spent upstream: a mutable record the attempt loop adds to. */
+export interface UpstreamUsage {
+  /** HTTP exchanges made (retries and hedges included). */
+  attempts: number;
+  /** Sum of their durations, ms (budget waits and backoff excluded). */
+  ms: number;
+  /** The id and host (no credentials) of the upstream of the last attempt. */
+  upstream?: string;
+  host?: string;
 }
 
 export interface ReadOnlyCallOptions {

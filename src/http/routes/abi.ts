@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { ok } from '../../api/envelope.js';
 import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../../api/schemas.js';
 import type { AbiRegistry } from '../../service/abi-registry.js';
+import { requestContext } from '../request-context.js';
 
 /** ABI query parameters; others are ignored (additional properties allowed). */
 const AbiQuery = Type.Object(
@@ -51,7 +52,7 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
           network,
           bust: bustCache === 'true',
         },
-        { clientId: request.ip, requestId: request.id },
+        requestContext(request),
       );
       // Already JSON: Fastify sends a string payload as it is, without the response serializer.
       return reply

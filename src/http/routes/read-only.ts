@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '../../api/schemas.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
+import { requestContext } from '../request-context.js';
 
 export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService }> = async (
   app,
@@ -34,7 +35,7 @@ export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService
       const answer = await service.answer(
         { ...request.params, ...request.body },
         raw === undefined ? undefined : { url: request.url, body: raw },
-        { clientId: request.ip, requestId: request.id },
+        requestContext(request),
       );
       // Already JSON: Fastify sends a string payload as it is.
       return reply
