@@ -6,11 +6,16 @@
  * (default 3000) with both networks pointed at the devnet, then prints curl commands for each
  * endpoint. Ctrl-C or SIGTERM stops both.
  *
- * Environment: PORT, HOST, DEVNET_PORT, DEVNET_HOST, CACHE_STORE (default memory here); every
- * other gateway variable (LOG_LEVEL, ...) passes through.
+ * Environment: PORT, HOST, DEVNET_PORT, DEVNET_HOST; every gateway variable passes through, so
+ * the cache is where the service would keep it (CACHE_STORE=sqlite in DATA_DIR, default ./data).
+ * A busy PORT or DEVNET_PORT stops the demo with one line before anything starts: each is
+ * proven free by listening on it first (a readiness probe alone could be answered by whatever
+ * process already holds the port).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
+import path from 'node:path';
 import { Cl, cvToHex } from '@stacks/transactions';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 
@@ -30,8 +35,26 @@ function portFrom(name: string, fallback: number): number {
 const gatewayPort = portFrom('PORT', 3000);
 const devnetPort = portFrom('DEVNET_PORT', 20443);
 const gatewayHost = process.env.HOST ?? '0.0.0.0';
+const dataDir = path.resolve(process.env.DATA_DIR ?? 'data');
 const clientHost = gatewayHost === '0.0.0.0' || gatewayHost === '::' ? '127.0.0.1' : gatewayHost;
 const gatewayUrl = `http://${clientHost.includes(':') ? `[${clientHost}]` : clientHost}:${gatewayPort}`;
+
+/** Listen on the port for a moment: EADDRINUSE means another process has it. */
+async function ensureFree(name: string, port: number, host: string): Promise<void> {
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ port, host, exclusive: true }, () => resolve());
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      fail(`port ${port} (${name}) is already in use by another process; set ${name} to a free port`);
+    fail(`cannot listen on ${host}:${port} (${name}): ${code ?? String(error)}`);
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
 
 async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -51,7 +74,7 @@ async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<v
 }
 
 function curlPost(path: string, body: unknown): string {
-  return `curl -s -X POST ${gatewayUrl}${path} -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`;
+  return `curl -si -X POST ${gatewayUrl}${path} -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`;
 }
 
 function printGuide(devnet: Devnet): void {
@@ -113,10 +136,25 @@ function printGuide(devnet: Devnet): void {
     'Ctrl-C stops the gateway and the devnet.',
     '',
   ];
-  console.log(lines.join('\n'));
+  // `-i` on every call to the gateway, so that Cache-Status and Age show.
+  const shown = lines.map((l) => l.replace(`curl -s ${gatewayUrl}`, `curl -si ${gatewayUrl}`));
+  console.log(shown.join('\n'));
+  console.log(
+    `Explorer (call any read-only function from a browser): ${gatewayUrl}/explorer\n` +
+      `Cache: ${storeDescription()}\n`,
+  );
+}
+
+/** Where the gateway keeps the cache, as the service decides it (config.ts defaults). */
+function storeDescription(): string {
+  const store = process.env.CACHE_STORE ?? 'sqlite';
+  if (store === 'sqlite') return `SQLite in ${dataDir} (DATA_DIR)`;
+  return store;
 }
 
 async function main(): Promise<void> {
+  await ensureFree('DEVNET_PORT', devnetPort, process.env.DEVNET_HOST ?? '127.0.0.1');
+  await ensureFree('PORT', gatewayPort, gatewayHost);
   console.log(`demo: starting the devnet on port ${devnetPort} ...`);
   const devnet = await startDevnet({
     port: devnetPort,
@@ -133,7 +171,8 @@ async function main(): Promise<void> {
       HOST: gatewayHost,
       STACKS_API_URL_MAINNET: devnet.url,
       STACKS_API_URL_TESTNET: devnet.url,
-      CACHE_STORE: process.env.CACHE_STORE ?? 'memory',
+      // Resolved here: the gateway runs from the repository root, the user from anywhere.
+      DATA_DIR: dataDir,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
