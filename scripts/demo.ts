@@ -148,7 +148,10 @@ function printGuide(devnet: Devnet): void {
 /** Where the gateway keeps the cache, as the service decides it (config.ts defaults). */
 function storeDescription(): string {
   const store = process.env.CACHE_STORE ?? 'sqlite';
-  if (store === 'sqlite') return `SQLite in ${dataDir} (DATA_DIR)`;
+  // The cache outlives the demo while the devnet starts from its genesis each time: answers
+  // cached in an earlier run (balances after its transfers) would be served again.
+  if (store === 'sqlite')
+    return `SQLite in ${dataDir} (DATA_DIR), kept across runs while the devnet starts afresh: delete it, or set another DATA_DIR, for a clean start`;
   return store;
 }
 
