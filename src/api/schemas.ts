@@ -1,5 +1,6 @@
 /** TypeBox schemas of the public routes: request validation, and the OpenAPI document later. */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { EXAMPLE_DECODE_BODY, EXAMPLE_PATH_PARAMS, EXAMPLE_READ_ONLY_BODY } from './examples.js';
 
 /** Longest ttl accepted (seconds): ten years; 0 or omitted means "until removed". */
 export const MAX_TTL_SECONDS = 315_360_000;
@@ -23,7 +24,7 @@ export const DecodeBody = Type.Object(
     strictJsonCompat: Type.Optional(Type.Boolean({ default: undefined, description: 'default true' })),
     preserveContainers: Type.Optional(Type.Boolean({ description: 'default false' })),
   },
-  { additionalProperties: true },
+  { additionalProperties: true, examples: [EXAMPLE_DECODE_BODY] },
 );
 
 export const CacheControl = Type.Object(
@@ -41,10 +42,13 @@ export const CacheControl = Type.Object(
   { additionalProperties: false },
 );
 
+const ContractAddress = Type.String({ examples: [EXAMPLE_PATH_PARAMS.contractAddress] });
+const ContractName = Type.String({ examples: [EXAMPLE_PATH_PARAMS.contractName] });
+
 export const ReadOnlyParams = Type.Object({
-  contractAddress: Type.String(),
-  contractName: Type.String(),
-  functionName: Type.String(),
+  contractAddress: ContractAddress,
+  contractName: ContractName,
+  functionName: Type.String({ examples: [EXAMPLE_PATH_PARAMS.functionName] }),
 });
 
 export const ReadOnlyBody = Type.Object(
@@ -56,10 +60,10 @@ export const ReadOnlyBody = Type.Object(
     preserveContainers: Type.Optional(Type.Boolean()),
     cacheControl: Type.Optional(CacheControl),
   },
-  { additionalProperties: true },
+  { additionalProperties: true, examples: [EXAMPLE_READ_ONLY_BODY] },
 );
 
-export const AbiParams = Type.Object({ contractAddress: Type.String(), contractName: Type.String() });
+export const AbiParams = Type.Object({ contractAddress: ContractAddress, contractName: ContractName });
 
 const ErrorRecord = Type.Object({
   id: Type.String(),

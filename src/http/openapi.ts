@@ -6,6 +6,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { EXAMPLE_PATH_PARAMS } from '../api/examples.js';
 
 const PAIR = '{contractAddress}/{contractName}';
 
@@ -43,6 +44,7 @@ export function withContractIdPaths(
         required: true,
         description: 'the contract as `contractAddress.contractName`',
         schema: { type: 'string' },
+        example: EXAMPLE_PATH_PARAMS.contractId,
       });
       alias[method] = {
         ...op,
