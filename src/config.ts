@@ -37,6 +37,8 @@ export interface Config {
   /** Admin API bearer token; the admin routes exist only when it is set. */
   readonly adminToken: string | undefined;
   readonly shutdownGraceMs: number;
+  /** Most calls one POST /contract-calls/batch may hold (extensions.md, section 4). */
+  readonly batchMaxCalls: number;
 }
 
 export class ConfigError extends Error {
@@ -135,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
     ]),
     adminToken: optional(env, 'ADMIN_TOKEN'),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
+    batchMaxCalls: int(env, 'BATCH_MAX_CALLS', 100, 1, 10_000),
   };
   return Object.freeze(config);
 }

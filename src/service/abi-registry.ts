@@ -55,7 +55,21 @@ export class AbiRegistry {
   }
 
   /** The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age. */
-  async answer(contractAddress: string, contractName: string): Promise<RenderedAnswer> {
+  answer(contractAddress: string, contractName: string): Promise<RenderedAnswer> {
+    // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
+    return this.#answer(contractAddress, contractName, okJson);
+  }
+
+  /** The node-compatible interface endpoint's answer: the stored document alone, as the node sends it. */
+  nodeAnswer(contractAddress: string, contractName: string): Promise<RenderedAnswer> {
+    return this.#answer(contractAddress, contractName, (json) => json);
+  }
+
+  async #answer(
+    contractAddress: string,
+    contractName: string,
+    shape: (json: string) => string,
+  ): Promise<RenderedAnswer> {
     const result = await this.get(parseContractRef(contractAddress, contractName));
     const cache = cacheHeaders({
       outcome: result.outcome,
@@ -63,11 +77,10 @@ export class AbiRegistry {
       stored: result.stored,
       ttlMs: undefined,
     });
-    // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
     return {
       status: 200,
       headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
-      body: okJson(result.json),
+      body: shape(result.json),
     };
   }
 

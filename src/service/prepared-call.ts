@@ -39,20 +39,27 @@ export class PreparedCalls {
     sizeCalculation: (call, memoKey) => memoKey.length * 2 + call.key.length * 2 + 512,
   });
 
-  /** Only successes are memoized; a bad request is re-validated every time. */
-  get(req: ReadOnlyRequest, text: RequestText | undefined): PreparedCall {
-    if (text === undefined || text.body.length > MAX_MEMO_BODY) return prepare(req);
+  /**
+   * Only successes are memoized; a bad request is re-validated every time. The text includes
+   * the URL, so requests of different endpoints (and so different argsField) never share a memo.
+   */
+  get(req: ReadOnlyRequest, text: RequestText | undefined, argsField?: string): PreparedCall {
+    if (text === undefined || text.body.length > MAX_MEMO_BODY) return prepare(req, argsField);
     const memoKey = `${text.url}\n${text.body}`;
     let call = this.#byText.get(memoKey);
     if (call === undefined) {
-      call = prepare(req);
+      call = prepare(req, argsField);
       this.#byText.set(memoKey, call);
     }
     return call;
   }
 }
 
-export function prepare(req: ReadOnlyRequest): PreparedCall {
+/**
+ * argsField: the name of the arguments' field in the client's request, for error messages
+ * (`functionArgs` for the read-only endpoint, `arguments` for the node-compatible one).
+ */
+export function prepare(req: ReadOnlyRequest, argsField = 'functionArgs'): PreparedCall {
   const ref = parseContractRef(req.contractAddress, req.contractName);
   assertFunctionName(req.functionName);
   if (req.network !== undefined && req.network !== ref.network) {
@@ -73,7 +80,7 @@ export function prepare(req: ReadOnlyRequest): PreparedCall {
       });
     }
   }
-  const args = req.functionArgs.map((input, i) => parseArgument(input, i));
+  const args = req.functionArgs.map((input, i) => parseArgument(input, `${argsField}[${i}]`, i));
   const argsHex = args.map((cv) => toHex(cv));
   const key = readOnlyKey(
     ref.network,
@@ -90,12 +97,12 @@ export function prepare(req: ReadOnlyRequest): PreparedCall {
  * One function argument. The read-only endpoint reports every malformed argument as
  * VALIDATION_ERROR (its documented codes); the codec's finer code stays in details.
  */
-function parseArgument(input: unknown, index: number): ClarityValue {
+function parseArgument(input: unknown, path: string, index: number): ClarityValue {
   try {
-    return parseClarityValue(input, `functionArgs[${index}]`);
+    return parseClarityValue(input, path);
   } catch (err) {
     if (isGatewayError(err) && (err.code === 'INVALID_HEX_STRING' || err.code === 'DESERIALIZATION_ERROR')) {
-      throw new GatewayError('VALIDATION_ERROR', `functionArgs[${index}]: ${err.message}`, {
+      throw new GatewayError('VALIDATION_ERROR', `${path}: ${err.message}`, {
         argument: index,
         reason: err.code,
       });

@@ -4,11 +4,13 @@
  * (coalesced) upstream call. What is cached is the node's raw result hex; decoding options
  * apply per request.
  *
- * answer() is the one entry point: the single endpoint, and later the batch and the
- * node-compatible endpoints, are thin shells around it. The memos that keep the hit path
- * cheap live behind it: prepared calls by request text (prepared-call.ts) and rendered
- * envelopes by stored entry (rendered-bodies.ts). A hit re-parses, re-hashes, re-renders and
- * re-stringifies nothing.
+ * lookup() is the one code path: validation, the cache and the upstream call, giving the raw
+ * result and where it came from. Its two renderings are the entry points of the HTTP shells:
+ * answer() (the envelope: the single endpoint, and each item of a batch) and nodeAnswer()
+ * (the node's own {okay, result} shape: the node-compatible endpoint). The memos that keep
+ * the hit path cheap live behind them: prepared calls by request text (prepared-call.ts) and
+ * rendered answers by stored entry (rendered-bodies.ts). A hit re-parses, re-hashes,
+ * re-renders and re-stringifies nothing.
  */
 import type { CacheEntry } from '../cache/entry.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
@@ -19,6 +21,7 @@ import type { NodeApi } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
+import { nodeRefusalBody, nodeResultBody, refusalCause } from './node-shape.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
 
@@ -34,6 +37,8 @@ export interface ReadOnlyRequest {
   readonly senderAddress?: string | undefined;
   readonly strictJsonCompat?: boolean | undefined;
   readonly preserveContainers?: boolean | undefined;
+  /** Read at this index block hash (pinned read, issue 11); "latest" or absent = current state. */
+  readonly tip?: string | undefined;
   readonly cacheControl?:
     | {
         readonly bustCache?: boolean | undefined;
@@ -42,6 +47,9 @@ export interface ReadOnlyRequest {
       }
     | undefined;
 }
+
+/** Rendering variant of a stored entry in the node's shape (envelope variants use bits 0 and 1). */
+const NODE_SHAPE = 4;
 
 export interface ReadOnlyLookup {
   /** The node's raw result (0x hex), from the cache or fresh. */
@@ -65,31 +73,64 @@ export class ReadOnlyService {
   ) {}
 
   /**
-   * The answer to a read-only request. `text` is the request's exact text when there is one
-   * (URL and body): identical texts prepare identically, so it memoizes the preparation.
+   * The envelope answer to a read-only request. `text` is the request's exact text when there
+   * is one (URL and body): identical texts prepare identically, so it memoizes the preparation.
    *
    * Failures are thrown as GatewayErrors for the caller's error rendering. One that comes
    * after the cache lookup (a cached `(err ...)` raised as CONTRACT_ERROR) carries the
    * Cache-Status and Age headers in `headers`, so the answer still says where it came from.
    */
   async answer(req: ReadOnlyRequest, text?: RequestText): Promise<RenderedAnswer> {
-    const result = await this.#lookup(this.#prepared.get(req, text), req);
-    const cache = cacheHeaders(result);
-    const render = (): unknown => this.render(result.value, req);
+    const result = await this.lookup(req, text);
+    const render = (): string => successBody(this.render(result.value, req));
     let body: string;
     try {
       body =
         result.entry === undefined
-          ? successBody(render())
+          ? render()
           : this.#rendered.body(
               result.entry,
               (req.strictJsonCompat === false ? 1 : 0) | (req.preserveContainers ? 2 : 0),
               render,
             );
     } catch (err) {
-      throw isGatewayError(err) ? withHeaders(err, cache) : err;
+      throw isGatewayError(err) ? withHeaders(err, cacheHeaders(result)) : err;
     }
-    return { status: 200, headers: { ...cache, 'content-type': JSON_CONTENT_TYPE }, body };
+    return { status: 200, headers: answerHeaders(result), body };
+  }
+
+  /**
+   * The same call answered in the node's own shape (the node-compatible endpoint): the raw
+   * result as `{"okay":true,"result":"0x…"}`, whatever it holds (an `(err …)` included: the
+   * node answers okay:true for it too), and the node's refusal (okay:false, which is never
+   * cached) as the node's `{"okay":false,"cause":"…"}`. Everything the gateway raises itself
+   * (malformed input, no budget, upstream down) is thrown, for the envelope.
+   */
+  async nodeAnswer(req: ReadOnlyRequest, text?: RequestText): Promise<RenderedAnswer> {
+    let result: ReadOnlyLookup;
+    try {
+      result = await this.lookup(req, text, 'arguments');
+    } catch (err) {
+      const cause = refusalCause(err);
+      if (cause === undefined) throw err;
+      // Fetched from the node (or joined to a fetch of it) and not stored.
+      const headers = answerHeaders({ outcome: 'miss', stored: false, ttlMs: undefined });
+      return { status: 200, headers, body: nodeRefusalBody(cause) };
+    }
+    const { value, entry } = result;
+    const body =
+      entry === undefined
+        ? nodeResultBody(value)
+        : this.#rendered.body(entry, NODE_SHAPE, () => nodeResultBody(value));
+    return { status: 200, headers: answerHeaders(result), body };
+  }
+
+  /**
+   * Validate the call and get its raw result: from the cache, or from one coalesced upstream
+   * call. argsField names the arguments in error messages (the client's own field name).
+   */
+  lookup(req: ReadOnlyRequest, text?: RequestText, argsField?: string): Promise<ReadOnlyLookup> {
+    return this.#lookup(this.#prepared.get(req, text, argsField), req);
   }
 
   /** Decode a raw result with the request's options; an (err ...) raises CONTRACT_ERROR. */
@@ -106,7 +147,6 @@ export class ReadOnlyService {
     return prepare(req).key;
   }
 
-  /** Validate the call and get its raw result: from the cache, or from one coalesced upstream call. */
   async #lookup(call: PreparedCall, req: ReadOnlyRequest): Promise<ReadOnlyLookup> {
     const cc = req.cacheControl ?? {};
     const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
@@ -156,6 +196,11 @@ export class ReadOnlyService {
     }
     return result;
   }
+}
+
+/** The response headers of an answer from the cache (or through it). */
+function answerHeaders(view: Parameters<typeof cacheHeaders>[0]): Record<string, string> {
+  return { ...cacheHeaders(view), 'content-type': JSON_CONTENT_TYPE };
 }
 
 /** The same error with more response headers (a memoized error is shared: never mutate it). */

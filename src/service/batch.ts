@@ -1,0 +1,152 @@
+/**
+ * POST /contract-calls/batch (extensions.md, section 4): many read-only calls in one request,
+ * each answered exactly as the single endpoint would answer it (ReadOnlyService.answer, the
+ * same code path), plus its `meta`, in order.
+ *
+ * - One call's failure never fails another: each call is validated and answered on its own,
+ *   and a failure becomes that item's error envelope.
+ * - Every call is answered concurrently, so a hit is ready as soon as the cache answers and
+ *   the batch takes as long as its slowest miss. Identical calls (in this batch or in
+ *   concurrent requests) share one upstream call: the read-through cache coalesces identical
+ *   keys.
+ * - A top-level `tip` pins every call without a tip of its own: an index block hash as given,
+ *   or "consistent": the current tip's hash, learned once for the batch (TipSource), so that
+ *   every result describes one block.
+ */
+import { okJson } from '../api/envelope.js';
+import { parseContractAddress } from '../clarity/index.js';
+import type { Network } from '../config.js';
+import { GatewayError } from '../errors.js';
+import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
+import type { ReadOnlyRequest, ReadOnlyService } from './read-only.js';
+
+export interface BatchRequest {
+  readonly calls: readonly unknown[];
+  /** An index block hash, or "consistent"; "latest" or absent: every call as it says. */
+  readonly tip?: string | undefined;
+}
+
+/** A block of the chain, as `data.tip` reports it. */
+export interface Block {
+  readonly height: number;
+  /** 64 lowercase hex digits. */
+  readonly indexBlockHash: string;
+}
+
+/** Where "consistent" learns the current tip: one shared GET /v2/info within CHAIN_TIP_MAX_AGE_MS. */
+export interface TipSource {
+  currentBlock(network: Network): Promise<Block>;
+}
+
+/** What the HTTP shell provides for each call: the single endpoint's validation and error answers. */
+export interface CallShell {
+  /**
+   * The call checked as the single endpoint checks its path parameters and body, with the
+   * same error texts; throws the GatewayError the single endpoint would answer.
+   */
+  validate(call: unknown): ReadOnlyRequest;
+  /** The error answer the single endpoint would send for err: status, headers and envelope text (a fresh, logged id). */
+  fail(err: unknown): RenderedAnswer;
+}
+
+/** A call after validation: the request to answer, or why it cannot be answered. */
+type Checked = { readonly req: ReadOnlyRequest } | { readonly error: unknown };
+
+export class BatchService {
+  constructor(
+    private readonly readOnly: ReadOnlyService,
+    private readonly tips: TipSource,
+  ) {}
+
+  /** The batch's answer. Whole-batch refusals (the body's shape) are the route schema's job. */
+  async answer(batch: BatchRequest, shell: CallShell): Promise<RenderedAnswer> {
+    const checked = batch.calls.map((call): Checked => {
+      try {
+        return { req: shell.validate(withContractName(call)) };
+      } catch (error) {
+        return { error };
+      }
+    });
+    const block = batch.tip === 'consistent' ? await this.#consistentBlock(checked) : undefined;
+    const pin = block !== undefined ? block.indexBlockHash : pinnedTip(batch.tip);
+    const items = await Promise.all(checked.map((c) => this.#item(c, pin, shell)));
+    const tip =
+      batch.tip === 'consistent' ? `,"tip":${block === undefined ? 'null' : JSON.stringify(block)}` : '';
+    return {
+      status: 200,
+      headers: { 'content-type': JSON_CONTENT_TYPE },
+      body: okJson(`{"results":[${items.join(',')}]${tip}}`),
+    };
+  }
+
+  /** One item: the single endpoint's envelope with its meta; never throws. */
+  async #item(checked: Checked, pin: string | undefined, shell: CallShell): Promise<string> {
+    let answer: RenderedAnswer;
+    try {
+      if ('error' in checked) throw checked.error;
+      const { req } = checked;
+      answer = await this.readOnly.answer(pin === undefined || hasOwnTip(req) ? req : { ...req, tip: pin });
+    } catch (err) {
+      answer = shell.fail(err);
+    }
+    return withMeta(answer);
+  }
+
+  /**
+   * The block "consistent" pins to: the current tip of the calls' network, learned once. The
+   * calls that pass validation and carry no tip of their own must all be on one network (one
+   * block cannot describe two chains); undefined when no call needs a tip.
+   */
+  async #consistentBlock(checked: readonly Checked[]): Promise<Block | undefined> {
+    const networks = new Set<Network>();
+    for (const c of checked) {
+      if ('error' in c || hasOwnTip(c.req)) continue;
+      try {
+        networks.add(parseContractAddress(c.req.contractAddress).network);
+      } catch {
+        // An invalid address fails its own item; it needs no block.
+      }
+    }
+    if (networks.size > 1) {
+      throw new GatewayError(
+        'VALIDATION_ERROR',
+        'tip "consistent" pins every call to one block of one chain, but the calls are on mainnet and testnet; send one batch per network',
+        { tip: 'consistent', networks: [...networks].sort() },
+      );
+    }
+    const [network] = networks;
+    return network === undefined ? undefined : this.tips.currentBlock(network);
+  }
+}
+
+/** `contractName` may be given as `addr.name` in `contractAddress` (a standard address has no dot). */
+function withContractName(call: unknown): unknown {
+  if (typeof call !== 'object' || call === null || Array.isArray(call)) return call;
+  const { contractAddress, contractName } = call as Record<string, unknown>;
+  if (contractName !== undefined || typeof contractAddress !== 'string') return call;
+  const dot = contractAddress.indexOf('.');
+  if (dot < 0) return call;
+  return {
+    ...call,
+    contractAddress: contractAddress.slice(0, dot),
+    contractName: contractAddress.slice(dot + 1),
+  };
+}
+
+/** The top-level tip as every call without its own gets it; undefined for "latest" or none. */
+function pinnedTip(tip: string | undefined): string | undefined {
+  return tip === undefined || tip === 'latest' || tip === 'consistent' ? undefined : tip;
+}
+
+function hasOwnTip(req: ReadOnlyRequest): boolean {
+  return req.tip !== undefined;
+}
+
+/** The answer's envelope text with `meta` added: the single answer's status, Cache-Status and tip height. */
+function withMeta(answer: RenderedAnswer): string {
+  const cacheStatus = answer.headers['cache-status'];
+  const tipHeight = Number(answer.headers['x-canonical-stacks-tip-height'] ?? Number.NaN);
+  const meta = `{"status":${answer.status},"cacheStatus":${cacheStatus === undefined ? 'null' : JSON.stringify(cacheStatus)},"tipHeight":${Number.isSafeInteger(tipHeight) ? tipHeight : 'null'}}`;
+  // Every envelope is a JSON object: splice meta in before its closing brace (no re-parse).
+  return `${answer.body.slice(0, answer.body.lastIndexOf('}'))},"meta":${meta}}`;
+}
