@@ -37,6 +37,27 @@ export const CacheControl = Type.Object(
         description: 'seconds to keep the result; 0 = until removed',
       }),
     ),
+    maxBlocks: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'serve a cached latest-state result only if the chain has advanced at most this many blocks since it was read (0 = read at the current tip); default CACHE_MAX_BLOCKS (unset = no block bound)',
+      }),
+    ),
+    staleWhileRevalidate: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'seconds after a result stops being fresh during which it is answered at once while one background refresh runs; default CACHE_STALE_WHILE_REVALIDATE_S',
+      }),
+    ),
+    staleIfError: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'seconds after a result stops being fresh during which it is answered when the upstream fails transiently; default CACHE_STALE_IF_ERROR_S',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -55,6 +76,13 @@ export const ReadOnlyBody = Type.Object(
     strictJsonCompat: Type.Optional(Type.Boolean()),
     preserveContainers: Type.Optional(Type.Boolean()),
     cacheControl: Type.Optional(CacheControl),
+    tip: Type.Optional(
+      Type.String({
+        description:
+          'read at this block: an index block hash (64 hex digits, with or without 0x, any case), or "latest" (the default) for the current state',
+        examples: ['latest', '0x7d1c8e0f2b4a6c3e5d9f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7'],
+      }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -6,7 +6,8 @@
  */
 import type { ClarityValue } from '@stacks/transactions';
 import { LRUCache } from 'lru-cache';
-import { hashArguments, readOnlyKey } from '../cache/keys.js';
+import { hashArguments, pinnedKey, readOnlyKey } from '../cache/keys.js';
+import { parseTip } from '../chain/block-id.js';
 import { parseClarityValue, parsePrincipal, toHex } from '../clarity/index.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { assertFunctionName, type ContractRef, parseContractRef } from './contract-ref.js';
@@ -19,6 +20,8 @@ export interface PreparedCall {
   readonly sender: string;
   readonly args: readonly ClarityValue[];
   readonly argsHex: string[];
+  /** The block the call is pinned to (64 lowercase hex digits); undefined = the current state. */
+  readonly tip: string | undefined;
   readonly key: string;
 }
 
@@ -80,9 +83,10 @@ export function prepare(req: ReadOnlyRequest, argsField = 'functionArgs'): Prepa
       });
     }
   }
+  const tip = parseTip(req.tip);
   const args = req.functionArgs.map((input, i) => parseArgument(input, `${argsField}[${i}]`, i));
   const argsHex = args.map((cv) => toHex(cv));
-  const key = readOnlyKey(
+  const latestKey = readOnlyKey(
     ref.network,
     ref.address,
     ref.contractName,
@@ -90,7 +94,8 @@ export function prepare(req: ReadOnlyRequest, argsField = 'functionArgs'): Prepa
     sender,
     hashArguments(argsHex),
   );
-  return { ref, functionName: req.functionName, sender, args, argsHex, key };
+  const key = tip === undefined ? latestKey : pinnedKey(latestKey, tip);
+  return { ref, functionName: req.functionName, sender, args, argsHex, tip, key };
 }
 
 /**

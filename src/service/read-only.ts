@@ -37,13 +37,23 @@ export interface ReadOnlyRequest {
   readonly senderAddress?: string | undefined;
   readonly strictJsonCompat?: boolean | undefined;
   readonly preserveContainers?: boolean | undefined;
-  /** Read at this index block hash (pinned read, issue 11); "latest" or absent = current state. */
+  /**
+   * The block to read at: an index block hash (64 hex digits, with or without 0x, any case),
+   * or "latest" / absent for the current state. Anything else is VALIDATION_ERROR naming
+   * `tip`, before any upstream request.
+   */
   readonly tip?: string | undefined;
   readonly cacheControl?:
     | {
         readonly bustCache?: boolean | undefined;
         readonly skipCache?: boolean | undefined;
         readonly ttl?: number | undefined;
+        /** Most blocks the chain may have advanced since a cached result was read. */
+        readonly maxBlocks?: number | undefined;
+        /** Seconds a stale result may be answered while one background refresh runs. */
+        readonly staleWhileRevalidate?: number | undefined;
+        /** Seconds a stale result may be answered when the upstream fails transiently. */
+        readonly staleIfError?: number | undefined;
       }
     | undefined;
 }
@@ -179,6 +189,7 @@ export class ReadOnlyService {
       call.ref.contractName,
       call.functionName,
       { sender: call.sender, arguments: call.argsHex },
+      call.tip === undefined ? {} : { tip: call.tip },
     );
     // Refuse to cache what we could not decode later: a malformed node answer is an upstream error.
     try {

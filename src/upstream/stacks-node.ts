@@ -38,7 +38,7 @@ import type {
 } from './node-api.js';
 import { describe, type Target, type Verdict } from './outcomes.js';
 import { createDefaultPool, type UpstreamPool } from './pool.js';
-import { Transport } from './transport.js';
+import { type HttpResponse, Transport } from './transport.js';
 
 export type UpstreamConfig = Pick<
   Config,
@@ -132,43 +132,49 @@ export class StacksNodeClient implements NodeApi {
       path: `/v2/contracts/call-read/${encodeURIComponent(address)}/${encodeURIComponent(contractName)}/${encodeURIComponent(functionName)}${query}`,
     };
     const payload = JSON.stringify({ sender: body.sender, arguments: body.arguments });
-    const answer = await this.#attempts.run<string>(target, payload, (res) => {
-      const json = parseJson(res.body);
-      if (json === PARSE_FAILED) return garbage(target, res.status);
-      if (!isRecord(json) || typeof json['okay'] !== 'boolean') {
-        return malformed(target, 'the answer has no boolean "okay"');
-      }
-      if (json['okay'] === true) {
-        const result = json['result'];
-        if (typeof result !== 'string' || !HEX_RESULT.test(result)) {
-          return malformed(target, 'okay:true without a 0x hex "result"');
+    const answer = await this.#attempts.run<string>(
+      target,
+      payload,
+      (res) => {
+        const json = parseJson(res.body);
+        if (json === PARSE_FAILED) return garbage(target, res.status);
+        if (!isRecord(json) || typeof json['okay'] !== 'boolean') {
+          return malformed(target, 'the answer has no boolean "okay"');
         }
-        return { type: 'ok', outcome: 'ok', value: result };
-      }
-      const cause = typeof json['cause'] === 'string' ? json['cause'] : JSON.stringify(json['cause'] ?? null);
-      if (cause.includes('NoSuchContract')) {
+        if (json['okay'] === true) {
+          const result = json['result'];
+          if (typeof result !== 'string' || !HEX_RESULT.test(result)) {
+            return malformed(target, 'okay:true without a 0x hex "result"');
+          }
+          return { type: 'ok', outcome: 'ok', value: result };
+        }
+        const cause =
+          typeof json['cause'] === 'string' ? json['cause'] : JSON.stringify(json['cause'] ?? null);
+        if (cause.includes('NoSuchContract')) {
+          return {
+            type: 'final',
+            outcome: 'okay-false',
+            error: new GatewayError(
+              'UPSTREAM_API_ERROR',
+              `contract ${address}.${contractName} not found on ${describe(target)}: ${cause}`,
+              { cause, retryable: false },
+              { status: 404 },
+            ),
+          };
+        }
         return {
           type: 'final',
           outcome: 'okay-false',
           error: new GatewayError(
             'UPSTREAM_API_ERROR',
-            `contract ${address}.${contractName} not found on ${describe(target)}: ${cause}`,
+            `upstream node refused the read-only call on ${describe(target)}: ${cause}`,
             { cause, retryable: false },
-            { status: 404 },
+            { status: 422 },
           ),
         };
-      }
-      return {
-        type: 'final',
-        outcome: 'okay-false',
-        error: new GatewayError(
-          'UPSTREAM_API_ERROR',
-          `upstream node refused the read-only call on ${describe(target)}: ${cause}`,
-          { cause, retryable: false },
-          { status: 422 },
-        ),
-      };
-    });
+      },
+      opts.tip === undefined ? undefined : (res) => unknownTip(target, res, opts.tip!),
+    );
     return withMeta({ result: answer.value }, answer);
   }
 
@@ -270,6 +276,24 @@ function garbage(target: Target, status: number): Verdict<never> {
       `upstream ${describe(target)} answered ${status} with a body that is not JSON (malformed)`,
       { retryable: true, upstreamStatus: status, reason: 'malformed' },
       { status: 502 },
+    ),
+  };
+}
+
+/**
+ * A pinned read answered 404: the node does not know the block (extensions.md section 2):
+ * UPSTREAM_API_ERROR 404 naming the tip, final (the same node will not learn an old block).
+ */
+function unknownTip(target: Target, res: HttpResponse, tip: string): Verdict<never> | undefined {
+  if (res.status !== 404) return undefined;
+  return {
+    type: 'final',
+    outcome: 'not-found',
+    error: new GatewayError(
+      'UPSTREAM_API_ERROR',
+      `unknown chain tip ${tip}: ${describe(target)} answered 404`,
+      { tip, retryable: false, upstreamStatus: 404, upstreamBody: res.body.slice(0, 500) },
+      { status: 404 },
     ),
   };
 }
