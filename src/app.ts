@@ -8,6 +8,7 @@ import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
+import { indexBlockHash } from './chain/block-id.js';
 import { type Config, NETWORKS, type Network } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -15,13 +16,16 @@ import { installJsonParsing } from './http/raw-body.js';
 import { trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
+import { batchRoute } from './http/routes/batch.js';
 import { decodeRoute } from './http/routes/decode.js';
+import { nodeCompatRoutes } from './http/routes/node-compat.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { createServer, installRequestHooks } from './http/server.js';
 import { instrumentBudget, Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
+import { BatchService, type TipSource } from './service/batch.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import { ReadOnlyService } from './service/read-only.js';
 import type { AttemptEvent } from './upstream/attempts.js';
@@ -102,6 +106,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes);
   const readOnly = new ReadOnlyService(cache, abis, node);
+  const batch = new BatchService(readOnly, infoTips(node));
 
   installJsonParsing(app);
 
@@ -118,6 +123,8 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
+  await app.register(batchRoute, { batch, maxCalls: config.batchMaxCalls });
+  await app.register(nodeCompatRoutes, { service: readOnly, abis });
   await app.register(opsRoutes, {
     store,
     metrics,
@@ -146,4 +153,16 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     return closing;
   };
   return { app, config, store, cache, metrics, close };
+}
+
+/** TEMPORARY until the chain tracker lands (issue 11): one GET /v2/info per "consistent" batch. */
+function infoTips(node: NodeApi): TipSource {
+  return {
+    async currentBlock(network) {
+      const { info } = await node.getInfo(network);
+      const hash = indexBlockHash(info.stacks_tip, info.stacks_tip_consensus_hash);
+      if (hash === undefined) throw new Error('no tip hash');
+      return { height: info.stacks_tip_height, indexBlockHash: hash };
+    },
+  };
 }

@@ -117,9 +117,6 @@ export const KnownContractsData = Type.Object({
 
 // --- batch (extensions.md, section 4) ----------------------------------------------------------
 
-/** A tip of the batch: an index block hash (64 hex digits, optional 0x, any case), "latest" or "consistent". */
-export const BATCH_TIP_PATTERN = '^(?:consistent|latest|(?:0[xX])?[0-9a-fA-F]{64})$';
-
 const BATCH_CALL_EXAMPLE = {
   contractAddress: 'SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9.alex-token',
   functionName: 'get-balance',
@@ -144,7 +141,11 @@ export function batchBody(maxCalls: number) {
       ),
       tip: Type.Optional(
         Type.String({
-          pattern: BATCH_TIP_PATTERN,
+          examples: [
+            'consistent',
+            'latest',
+            '0x7d1c8e0f2b4a6c3e5d9f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7',
+          ],
           description:
             'An index block hash pins every call without a tip of its own; "consistent" pins them all to the current tip, learned once, and reports it in data.tip',
         }),

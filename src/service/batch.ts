@@ -14,6 +14,7 @@
  *   every result describes one block.
  */
 import { okJson } from '../api/envelope.js';
+import { parseTip } from '../chain/block-id.js';
 import { parseContractAddress } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
@@ -60,6 +61,8 @@ export class BatchService {
 
   /** The batch's answer. Whole-batch refusals (the body's shape) are the route schema's job. */
   async answer(batch: BatchRequest, shell: CallShell): Promise<RenderedAnswer> {
+    const consistent = batch.tip === 'consistent';
+    const given = consistent ? undefined : batchTip(batch.tip);
     const checked = batch.calls.map((call): Checked => {
       try {
         return { req: shell.validate(withContractName(call)) };
@@ -67,11 +70,10 @@ export class BatchService {
         return { error };
       }
     });
-    const block = batch.tip === 'consistent' ? await this.#consistentBlock(checked) : undefined;
-    const pin = block !== undefined ? block.indexBlockHash : pinnedTip(batch.tip);
+    const block = consistent ? await this.#consistentBlock(checked) : undefined;
+    const pin = block?.indexBlockHash ?? given;
     const items = await Promise.all(checked.map((c) => this.#item(c, pin, shell)));
-    const tip =
-      batch.tip === 'consistent' ? `,"tip":${block === undefined ? 'null' : JSON.stringify(block)}` : '';
+    const tip = consistent ? `,"tip":${block === undefined ? 'null' : JSON.stringify(block)}` : '';
     return {
       status: 200,
       headers: { 'content-type': JSON_CONTENT_TYPE },
@@ -133,9 +135,21 @@ function withContractName(call: unknown): unknown {
   };
 }
 
-/** The top-level tip as every call without its own gets it; undefined for "latest" or none. */
-function pinnedTip(tip: string | undefined): string | undefined {
-  return tip === undefined || tip === 'latest' || tip === 'consistent' ? undefined : tip;
+/**
+ * A top-level tip other than "consistent", strictly checked before anything goes upstream: an
+ * index block hash (as 64 lowercase hex digits), or undefined for "latest" or none.
+ */
+function batchTip(tip: unknown): string | undefined {
+  try {
+    return parseTip(tip);
+  } catch (err) {
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      'tip must be an index block hash (64 hex digits, optionally 0x-prefixed), "latest" or "consistent"',
+      { field: 'tip', tip },
+      { cause: err },
+    );
+  }
 }
 
 function hasOwnTip(req: ReadOnlyRequest): boolean {

@@ -48,16 +48,18 @@ export const batchRoute: FastifyPluginAsyncTypebox<{ batch: BatchService; maxCal
 /** The single endpoint's validation and error answers, for the calls of one batch request. */
 function callShell(request: FastifyRequest): CallShell {
   // Compiled once per route by Fastify (it memoizes by schema), with the route's own compiler.
-  const checks = [
-    ['params', request.compileValidationSchema(ReadOnlyParams, 'params')],
-    ['body', request.compileValidationSchema(ReadOnlyBody, 'body')],
-  ] as const;
+  const params = request.compileValidationSchema(ReadOnlyParams, 'params');
+  const body = request.compileValidationSchema(ReadOnlyBody, 'body');
+  const check = (validate: typeof body, part: 'params' | 'body', call: unknown): void => {
+    if (!validate(call)) throw toGatewayError({ validation: validate.errors, validationContext: part });
+  };
   return {
     validate(call) {
-      // Fastify checks the path parameters first, then the body; so does a call.
-      for (const [part, check] of checks) {
-        if (!check(call)) throw toGatewayError({ validation: check.errors, validationContext: part });
-      }
+      // A call that is not an object is a body that is not one ("body must be object");
+      // otherwise Fastify's order: the path parameters first, then the body.
+      if (typeof call !== 'object' || call === null || Array.isArray(call)) check(body, 'body', call);
+      check(params, 'params', call);
+      check(body, 'body', call);
       return call as ReadOnlyRequest;
     },
     fail(err) {
