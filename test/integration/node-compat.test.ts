@@ -245,3 +245,24 @@ describe('stacks.js fetchCallReadOnlyFunction pointed at the gateway', () => {
     expect(fromGateway).toBe(fromNode);
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents the batch and node-compatible routes with examples, in a valid document', async () => {
+    const { Validator } = await import('@seriousme/openapi-schema-validator');
+    const spec = (await request(`${gw.url}/openapi.json`)).body;
+    const result = await new Validator().validate(spec);
+    expect(result.errors ?? []).toEqual([]);
+    const batch = spec.paths['/contract-calls/batch'].post;
+    const batchBody = batch.requestBody.content['application/json'];
+    expect(batchBody.example.tip).toBe('consistent');
+    expect(batchBody.schema.properties.calls.maxItems).toBe(100);
+    expect(batch.responses['200']).toBeDefined();
+    const callRead = spec.paths['/v2/contracts/call-read/{address}/{contract}/{function}'].post;
+    expect(callRead.tags).toEqual(['node-compatible']);
+    expect(callRead.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['address', 'contract', 'function', 'tip']),
+    );
+    expect(callRead.requestBody.content['application/json'].example.sender).toBeDefined();
+    expect(spec.paths['/v2/contracts/interface/{address}/{contract}'].get).toBeDefined();
+  });
+});

@@ -77,6 +77,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('bounds a batch by BATCH_MAX_CALLS (default 100)', () => {
+    expect(loadConfig({}).batchMaxCalls).toBe(100);
+    expect(loadConfig({ BATCH_MAX_CALLS: '7' }).batchMaxCalls).toBe(7);
+    expect(() => loadConfig({ BATCH_MAX_CALLS: '0' })).toThrow('BATCH_MAX_CALLS must be between 1');
+    expect(() => loadConfig({ BATCH_MAX_CALLS: 'many' })).toThrow('BATCH_MAX_CALLS must be a whole number');
+  });
+
   it('needs a redis:// REDIS_URL for CACHE_STORE=redis', () => {
     expect(() => loadConfig({ CACHE_STORE: 'redis' })).toThrow('REDIS_URL');
     expect(() => loadConfig({ CACHE_STORE: 'redis', REDIS_URL: 'http://x' })).toThrow('REDIS_URL');
