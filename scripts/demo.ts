@@ -110,6 +110,27 @@ function printGuide(devnet: Devnet): void {
     `curl -s -X POST ${devnet.url}/devnet/mine -H 'Content-Type: application/json' -d '{"blocks":3}'`,
     `curl -s ${devnet.url}/v2/info`,
     '',
+    "# 6. One batch: the token's name, symbol, decimals, supply and a balance, all read at one block",
+    '#    ("consistent": data.tip says which; each result carries its status, Cache-Status and tip height)',
+    curlPost('/contract-calls/batch', {
+      calls: [
+        ...['get-name', 'get-symbol', 'get-decimals', 'get-total-supply'].map((fn) => ({
+          contractAddress: `${D}.demo-token`,
+          functionName: fn,
+          functionArgs: [],
+        })),
+        { contractAddress: `${D}.demo-token`, ...balanceOfW3, functionName: 'get-balance' },
+      ],
+      tip: 'consistent',
+    }),
+    '',
+    "# 7. The node's own endpoints, from the cache (stacks.js: fetchCallReadOnlyFunction with client: { baseUrl: gateway })",
+    curlPost(`/v2/contracts/call-read/${D}/demo-token/get-balance`, {
+      sender: W1,
+      arguments: [cvToHex(Cl.principal(W3))],
+    }),
+    `curl -s ${gatewayUrl}/v2/contracts/interface/${D}/demo-token`,
+    '',
     'Ctrl-C stops the gateway and the devnet.',
     '',
   ];
