@@ -8,7 +8,9 @@ import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
-import { indexBlockHash } from './chain/block-id.js';
+import { ObservedNode } from './chain/observed-node.js';
+import { StoreSharedTips } from './chain/shared-tips.js';
+import { ChainTracker } from './chain/tracker.js';
 import { type Config, NETWORKS, type Network } from './config.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -25,7 +27,7 @@ import { createServer, installRequestHooks } from './http/server.js';
 import { instrumentBudget, Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
-import { BatchService, type TipSource } from './service/batch.js';
+import { BatchService } from './service/batch.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import { ReadOnlyService } from './service/read-only.js';
 import type { AttemptEvent } from './upstream/attempts.js';
@@ -48,6 +50,8 @@ export interface Gateway {
   readonly store: CacheStore;
   readonly cache: ReadThroughCache;
   readonly metrics: Metrics;
+  /** What the gateway knows of each network's tip (and currentBlock() for pinning a batch). */
+  readonly chain: ChainTracker;
   /** Stop accepting, finish what is in flight, then release the store and upstream pools. */
   close(): Promise<void>;
 }
@@ -67,9 +71,11 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       : undefined;
   const rawBudgets: Record<Network, Budget> =
     deps.budgets ?? scaleOut?.budgets ?? createTokenBuckets(NETWORKS, config);
+  let chain: ChainTracker | undefined;
   const metrics = new Metrics({
     budgets: rawBudgets,
     hotEntries: () => (store === undefined ? 0 : hotEntries(store)),
+    tipHeight: (network) => chain?.known(network)?.height,
   });
   const onStoreError = (err: unknown, op: string): void => {
     metrics.storeError(op);
@@ -86,10 +92,18 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     }
     store = created;
   }
+  const endpointOf = (key: string) => (key.startsWith('abi:') ? 'abi' : 'read-only');
   const cache = new ReadThroughCache(store, {
     onStoreError,
-    onOutcome: (outcome, key) => metrics.cache(key.startsWith('abi:') ? 'abi' : 'read-only', outcome),
+    onOutcome: (outcome, key) => metrics.cache(endpointOf(key), outcome),
     coalescer: scaleOut?.coalescer,
+    stale: {
+      onStale: (kind, key) => metrics.stale(endpointOf(key), kind),
+      onRevalidate: (result, key, err) => {
+        metrics.backgroundRefresh(endpointOf(key), result);
+        if (err !== undefined) log.debug({ err, key }, 'background refresh failed; the stale entry stays');
+      },
+    },
   });
 
   const upstreamHealth = new UpstreamHealth();
@@ -102,11 +116,35 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   };
   // One upstream per network today; the pool is where several will be chosen from (issue 13).
   const pool = createDefaultPool(config, budgets);
-  const node = deps.node ?? new StacksNodeClient({ config, pool, logger: log, onAttempt });
+  const rawNode = deps.node ?? new StacksNodeClient({ config, pool, logger: log, onAttempt });
+
+  // Tip knowledge: learned from every answer (ObservedNode) and, on demand, from /v2/info.
+  const sharedStore = store.backing ?? store;
+  chain = new ChainTracker({
+    node: rawNode,
+    maxAgeMs: config.chainTipMaxAgeMs,
+    shared:
+      scaleOut === undefined
+        ? undefined
+        : new StoreSharedTips(sharedStore, scaleOut.coalescer, (err) =>
+            log.debug({ err }, 'shared chain tip: redis operation failed'),
+          ),
+    onRefresh: (network, result) => metrics.tipRefresh(network, result),
+    onRefreshError: (network, err) =>
+      log.debug({ err, network }, 'chain tip refresh failed; block-bounded reads go upstream'),
+  });
+  const node = new ObservedNode(rawNode, chain);
 
   const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes);
-  const readOnly = new ReadOnlyService(cache, abis, node);
-  const batch = new BatchService(readOnly, infoTips(node));
+  const readOnly = new ReadOnlyService(cache, abis, node, {
+    chain,
+    maxBlocks: config.cacheMaxBlocks,
+    staleWhileRevalidateS: config.cacheStaleWhileRevalidateS,
+    staleIfErrorS: config.cacheStaleIfErrorS,
+    staleMaxS: config.cacheStaleMaxS,
+  });
+  // "consistent" batches pin to the tracker's current block (one shared /v2/info).
+  const batch = new BatchService(readOnly, chain);
 
   installJsonParsing(app);
 
@@ -145,24 +183,12 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     closing ??= (async () => {
       draining = true;
       await app.close();
-      await node.close?.();
+      await rawNode.close?.();
       for (const b of Object.values(rawBudgets)) b.close();
       await scaleOut?.close();
       await ownedStore.close();
     })();
     return closing;
   };
-  return { app, config, store, cache, metrics, close };
-}
-
-/** TEMPORARY until the chain tracker lands (issue 11): one GET /v2/info per "consistent" batch. */
-function infoTips(node: NodeApi): TipSource {
-  return {
-    async currentBlock(network) {
-      const { info } = await node.getInfo(network);
-      const hash = indexBlockHash(info.stacks_tip, info.stacks_tip_consensus_hash);
-      if (hash === undefined) throw new Error('no tip hash');
-      return { height: info.stacks_tip_height, indexBlockHash: hash };
-    },
-  };
+  return { app, config, store, cache, metrics, chain, close };
 }

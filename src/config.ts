@@ -37,6 +37,16 @@ export interface Config {
   /** Admin API bearer token; the admin routes exist only when it is set. */
   readonly adminToken: string | undefined;
   readonly shutdownGraceMs: number;
+  /** Oldest tip knowledge a tip-dependent answer may use (extensions.md section 1). */
+  readonly chainTipMaxAgeMs: number;
+  /** Block bound of requests that send no cacheControl.maxBlocks; undefined = none (the default). */
+  readonly cacheMaxBlocks: number | undefined;
+  /** Default cacheControl.staleWhileRevalidate, seconds (0 = off). */
+  readonly cacheStaleWhileRevalidateS: number;
+  /** Default cacheControl.staleIfError, seconds (0 = off). */
+  readonly cacheStaleIfErrorS: number;
+  /** How long an entry is kept past its freshness for stale answers, seconds; caps the windows. */
+  readonly cacheStaleMaxS: number;
   /** Most calls one POST /contract-calls/batch may hold (extensions.md, section 4). */
   readonly batchMaxCalls: number;
 }
@@ -54,6 +64,8 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 const MIB = 1024 * 1024;
+/** Longest stale window or retention accepted (seconds): ten years, as the longest ttl. */
+const MAX_WINDOW_S = 315_360_000;
 
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
@@ -137,6 +149,12 @@ export function loadConfig(env: Env = process.env): Config {
     ]),
     adminToken: optional(env, 'ADMIN_TOKEN'),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
+    chainTipMaxAgeMs: int(env, 'CHAIN_TIP_MAX_AGE_MS', 5000, 0),
+    cacheMaxBlocks:
+      optional(env, 'CACHE_MAX_BLOCKS') === undefined ? undefined : int(env, 'CACHE_MAX_BLOCKS', 0, 0),
+    cacheStaleWhileRevalidateS: int(env, 'CACHE_STALE_WHILE_REVALIDATE_S', 0, 0, MAX_WINDOW_S),
+    cacheStaleIfErrorS: int(env, 'CACHE_STALE_IF_ERROR_S', 0, 0, MAX_WINDOW_S),
+    cacheStaleMaxS: int(env, 'CACHE_STALE_MAX_S', 86_400, 0, MAX_WINDOW_S),
     batchMaxCalls: int(env, 'BATCH_MAX_CALLS', 100, 1, 10_000),
   };
   return Object.freeze(config);

@@ -3,7 +3,8 @@
  * gateways in one process (tests) never collide. Names are listed in the README.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { CacheOutcome } from '../cache/read-through.js';
+import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
+import type { TipRefreshResult } from '../chain/tracker.js';
 import type { Network } from '../config.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { Budget } from '../upstream/budget/budget.js';
@@ -14,6 +15,8 @@ export type CacheEndpoint = 'read-only' | 'abi';
 export interface MetricSources {
   readonly budgets: Readonly<Record<Network, Budget>>;
   readonly hotEntries: () => number;
+  /** The known chain tip height of a network, if any (clarity_cache_chain_tip_height). */
+  readonly tipHeight?: (network: Network) => number | undefined;
 }
 
 export class Metrics {
@@ -25,6 +28,9 @@ export class Metrics {
   readonly #upstreamLatency: Histogram<'network' | 'kind'>;
   readonly #budgetWait: Histogram<'network' | 'result'>;
   readonly #storeErrors: Counter<'op'>;
+  readonly #stale: Counter<'endpoint' | 'kind'>;
+  readonly #backgroundRefreshes: Counter<'endpoint' | 'result'>;
+  readonly #tipRefreshes: Counter<'network' | 'result'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -81,6 +87,37 @@ export class Metrics {
       help: 'Cache store operations that failed (the request was still answered where possible)',
       labelNames: ['op'],
       registers,
+    });
+    this.#stale = new Counter({
+      name: 'clarity_cache_stale_total',
+      help: 'Stale entries answered (kind stale-while-revalidate, stale-if-error) or refetched (kind refetch), by endpoint',
+      labelNames: ['endpoint', 'kind'],
+      registers,
+    });
+    this.#backgroundRefreshes = new Counter({
+      name: 'clarity_cache_background_refreshes_total',
+      help: 'Background refreshes of stale entries (stale-while-revalidate), by endpoint and result (ok, failed)',
+      labelNames: ['endpoint', 'result'],
+      registers,
+    });
+    this.#tipRefreshes = new Counter({
+      name: 'clarity_cache_tip_refreshes_total',
+      help: "Chain tip refreshes (GET /v2/info, or another instance's through Redis: shared), by network and result (ok, shared, failed)",
+      labelNames: ['network', 'result'],
+      registers,
+    });
+    new Gauge({
+      name: 'clarity_cache_chain_tip_height',
+      help: 'The chain tip height the gateway knows, by network (absent before it learned one)',
+      labelNames: ['network'],
+      registers,
+      collect() {
+        this.reset();
+        for (const network of Object.keys(sources.budgets) as Network[]) {
+          const height = sources.tipHeight?.(network);
+          if (height !== undefined) this.set({ network }, height);
+        }
+      },
     });
     new Gauge({
       name: 'clarity_cache_budget_tokens',
@@ -147,6 +184,19 @@ export class Metrics {
 
   storeError(op: string): void {
     this.#storeErrors.inc({ op });
+  }
+
+  stale(endpoint: CacheEndpoint, kind: StaleServing): void {
+    const label = kind === 'refetch' ? 'refetch' : `stale-${kind}`;
+    this.#stale.inc({ endpoint, kind: label });
+  }
+
+  backgroundRefresh(endpoint: CacheEndpoint, result: 'ok' | 'failed'): void {
+    this.#backgroundRefreshes.inc({ endpoint, result });
+  }
+
+  tipRefresh(network: Network, result: TipRefreshResult): void {
+    this.#tipRefreshes.inc({ network, result });
   }
 }
 

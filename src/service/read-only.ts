@@ -13,7 +13,15 @@
  * re-renders and re-stringifies nothing.
  */
 import type { CacheEntry } from '../cache/entry.js';
-import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
+import type {
+  CacheOutcome,
+  CachePolicy,
+  LoadContext,
+  LoadedValue,
+  ReadThroughCache,
+  StaleServing,
+} from '../cache/read-through.js';
+import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, renderClarityValue } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -24,6 +32,7 @@ import { cacheHeaders } from './cache-status.js';
 import { nodeRefusalBody, nodeResultBody, refusalCause } from './node-shape.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
+import { isTransientFailure } from './transient.js';
 
 export type { RenderedAnswer } from './answer.js';
 export type { RequestText } from './prepared-call.js';
@@ -70,7 +79,34 @@ export interface ReadOnlyLookup {
   /** Whether this request stored the value, and for how long (undefined = until removed). */
   readonly stored: boolean;
   readonly ttlMs: number | undefined;
+  /** A stale entry refetched or answered under a window, and since when it was stale. */
+  readonly stale?: StaleServing | undefined;
+  readonly staleSince?: number | undefined;
+  /** The chain tip height the value was read at, when known. */
+  readonly tipHeight: number | undefined;
 }
+
+/**
+ * Chain-aware freshness (extensions.md sections 1 and 2): the tip knowledge and the
+ * deployment's defaults. Without it (a service built for a test), entries are judged by their
+ * ttl alone, as before issue 11.
+ */
+export interface FreshnessSettings {
+  readonly chain: ChainTracker;
+  /** CACHE_MAX_BLOCKS: the bound of requests that send no maxBlocks; undefined = none. */
+  readonly maxBlocks: number | undefined;
+  /** CACHE_STALE_WHILE_REVALIDATE_S. */
+  readonly staleWhileRevalidateS: number;
+  /** CACHE_STALE_IF_ERROR_S. */
+  readonly staleIfErrorS: number;
+  /** CACHE_STALE_MAX_S: retention past freshness, and the cap of both windows. */
+  readonly staleMaxS: number;
+}
+
+/** The integer fields of cacheControl that the chain-aware rules add (checked here too for callers without the HTTP schema). */
+const WINDOW_FIELDS = ['maxBlocks', 'staleWhileRevalidate', 'staleIfError'] as const;
+
+export const TIP_HEIGHT_HEADER = 'x-canonical-stacks-tip-height';
 
 export class ReadOnlyService {
   readonly #prepared = new PreparedCalls();
@@ -80,6 +116,7 @@ export class ReadOnlyService {
     private readonly cache: ReadThroughCache,
     private readonly abis: AbiRegistry,
     private readonly node: NodeApi,
+    private readonly freshness?: FreshnessSettings,
   ) {}
 
   /**
@@ -92,6 +129,7 @@ export class ReadOnlyService {
    */
   async answer(req: ReadOnlyRequest, text?: RequestText): Promise<RenderedAnswer> {
     const result = await this.lookup(req, text);
+    const cache = lookupHeaders(result);
     const render = (): string => successBody(this.render(result.value, req));
     let body: string;
     try {
@@ -104,9 +142,9 @@ export class ReadOnlyService {
               render,
             );
     } catch (err) {
-      throw isGatewayError(err) ? withHeaders(err, cacheHeaders(result)) : err;
+      throw isGatewayError(err) ? withHeaders(err, cache) : err;
     }
-    return { status: 200, headers: answerHeaders(result), body };
+    return { status: 200, headers: { ...cache, 'content-type': JSON_CONTENT_TYPE }, body };
   }
 
   /**
@@ -124,15 +162,19 @@ export class ReadOnlyService {
       const cause = refusalCause(err);
       if (cause === undefined) throw err;
       // Fetched from the node (or joined to a fetch of it) and not stored.
-      const headers = answerHeaders({ outcome: 'miss', stored: false, ttlMs: undefined });
-      return { status: 200, headers, body: nodeRefusalBody(cause) };
+      const cache = cacheHeaders({ outcome: 'miss', stored: false, ttlMs: undefined });
+      return {
+        status: 200,
+        headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
+        body: nodeRefusalBody(cause),
+      };
     }
     const { value, entry } = result;
     const body =
       entry === undefined
         ? nodeResultBody(value)
         : this.#rendered.body(entry, NODE_SHAPE, () => nodeResultBody(value));
-    return { status: 200, headers: answerHeaders(result), body };
+    return { status: 200, headers: { ...lookupHeaders(result), 'content-type': JSON_CONTENT_TYPE }, body };
   }
 
   /**
@@ -161,16 +203,71 @@ export class ReadOnlyService {
     const cc = req.cacheControl ?? {};
     const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
     const skip = cc.skipCache === true;
-    const { value, outcome, entry, stored } = await this.cache.get(call.key, () => this.#fetch(call), {
-      ttlMs,
-      bust: cc.bustCache === true,
-      skip,
-    });
-    return { value, outcome, entry, stored: stored === true, ttlMs };
+    const policy: CachePolicy = { ttlMs, bust: cc.bustCache === true, skip, ...this.#chainPolicy(call, cc) };
+    const result = await this.cache.get(call.key, (ctx) => this.#load(call, ctx), policy);
+    const { value, outcome, entry, stored, stale, staleSince } = result;
+    const tipHeight =
+      entry !== undefined
+        ? (entry.tipHeight ?? undefined)
+        : (result.meta?.tipHeight ?? this.#heightNow(call) ?? undefined);
+    return { value, outcome, entry, stored: stored === true, ttlMs, stale, staleSince, tipHeight };
+  }
+
+  /**
+   * The chain-aware part of a request's cache policy: its block bound (cacheControl.maxBlocks,
+   * else CACHE_MAX_BLOCKS; none for a pinned read, whose result never changes), its stale
+   * windows (capped to CACHE_STALE_MAX_S) and the retention of stale entries.
+   */
+  #chainPolicy(call: PreparedCall, cc: NonNullable<ReadOnlyRequest['cacheControl']>): Partial<CachePolicy> {
+    for (const field of WINDOW_FIELDS) {
+      const v = cc[field];
+      if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) {
+        throw new GatewayError('VALIDATION_ERROR', `cacheControl.${field} must be an integer >= 0`, {
+          field: `cacheControl.${field}`,
+          value: v,
+        });
+      }
+    }
+    const f = this.freshness;
+    if (f === undefined) return {};
+    const capS = f.staleMaxS;
+    const swrS = Math.min(cc.staleWhileRevalidate ?? f.staleWhileRevalidateS, capS);
+    const sieS = Math.min(cc.staleIfError ?? f.staleIfErrorS, capS);
+    const windows: Partial<CachePolicy> = {
+      keepStaleMs: capS * 1000,
+      ...(swrS > 0 ? { staleWhileRevalidateMs: swrS * 1000 } : {}),
+      ...(sieS > 0 ? { staleIfErrorMs: sieS * 1000, isTransient: isTransientFailure } : {}),
+    };
+    const maxBlocks = call.tip === undefined ? (cc.maxBlocks ?? f.maxBlocks) : undefined;
+    if (maxBlocks === undefined) return windows;
+    const network = call.ref.network;
+    const chain = f.chain;
+    return {
+      ...windows,
+      freshness: { maxBlocks },
+      tipHeight: () => chain.height(network),
+      tipLearnedAt: (height) => chain.firstLearnedAt(network, height),
+    };
+  }
+
+  /** A load: the node's result, with the height it was read at. */
+  async #load(call: PreparedCall, ctx: LoadContext): Promise<LoadedValue> {
+    const { result, tipHeight } = await this.#fetch(call, ctx);
+    // A pinned read is read at its block (its height when /v2/info described it); a latest
+    // read at the tip the node reported, else at the tip the gateway knows now.
+    const readAt = call.tip === undefined ? (tipHeight ?? this.#heightNow(call)) : this.#heightNow(call);
+    return readAt === undefined ? { value: result } : { value: result, meta: { tipHeight: readAt } };
+  }
+
+  /** The height a result of call is read at without a report of its own. */
+  #heightNow(call: PreparedCall): number | undefined {
+    const chain = this.freshness?.chain;
+    if (chain === undefined) return undefined;
+    return call.tip === undefined ? chain.known(call.ref.network)?.height : chain.heightOfBlock(call.tip);
   }
 
   /** A miss: check the call against the (cached) ABI, then ask the node. */
-  async #fetch(call: PreparedCall): Promise<string> {
+  async #fetch(call: PreparedCall, ctx: LoadContext): Promise<{ result: string; tipHeight?: number }> {
     const { abi } = await this.abis.get(call.ref);
     const fn = abi.functions.find((f) => f.name === call.functionName);
     if (fn === undefined || fn.access === 'private') {
@@ -183,13 +280,17 @@ export class ReadOnlyService {
       );
     }
     checkArguments([...call.args], fn, call.ref.id);
-    const { result } = await this.node.callReadOnly(
+    const { result, tipHeight } = await this.node.callReadOnly(
       call.ref.network,
       call.ref.address,
       call.ref.contractName,
       call.functionName,
       { sender: call.sender, arguments: call.argsHex },
-      call.tip === undefined ? {} : { tip: call.tip },
+      {
+        ...(call.tip === undefined ? {} : { tip: call.tip }),
+        // A stale answer is at hand (stale-if-error): one attempt, no retries.
+        ...(ctx.staleAtHand ? { maxAttempts: 1 } : {}),
+      },
     );
     // Refuse to cache what we could not decode later: a malformed node answer is an upstream error.
     try {
@@ -205,13 +306,15 @@ export class ReadOnlyService {
         { status: 502 },
       );
     }
-    return result;
+    return tipHeight === undefined ? { result } : { result, tipHeight };
   }
 }
 
-/** The response headers of an answer from the cache (or through it). */
-function answerHeaders(view: Parameters<typeof cacheHeaders>[0]): Record<string, string> {
-  return { ...cacheHeaders(view), 'content-type': JSON_CONTENT_TYPE };
+/** The headers every answer of a lookup carries: Cache-Status, Age and the tip height it was read at. */
+function lookupHeaders(result: ReadOnlyLookup): Record<string, string> {
+  const headers: Record<string, string> = cacheHeaders(result);
+  if (result.tipHeight !== undefined) headers[TIP_HEIGHT_HEADER] = String(result.tipHeight);
+  return headers;
 }
 
 /** The same error with more response headers (a memoized error is shared: never mutate it). */

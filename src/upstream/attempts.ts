@@ -99,9 +99,14 @@ export class Attempts {
     body: string | undefined,
     onSuccess: SuccessCheck<T>,
     onSpecialStatus?: StatusCheck<T>,
+    options: { readonly maxAttempts?: number | undefined } = {},
   ): Promise<Answered<T>> {
     const transport = this.#transport;
-    const retries = this.#config.upstreamRetries;
+    // maxAttempts can only lower UPSTREAM_RETRIES (never below one attempt).
+    const retries =
+      options.maxAttempts === undefined
+        ? this.#config.upstreamRetries
+        : Math.min(this.#config.upstreamRetries, Math.max(1, Math.floor(options.maxAttempts)) - 1);
     const settings = {
       timeoutMs: transport.timeoutMs,
       maxResponseBytes: transport.maxResponseBytes,

@@ -26,6 +26,7 @@ import { GatewayError } from '../errors.js';
 import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
 import type { Budget } from './budget/budget.js';
 import type {
+  CallOptions,
   ContractInterfaceAnswer,
   NodeAnswer,
   NodeApi,
@@ -174,6 +175,7 @@ export class StacksNodeClient implements NodeApi {
         };
       },
       opts.tip === undefined ? undefined : (res) => unknownTip(target, res, opts.tip!),
+      opts,
     );
     return withMeta({ result: answer.value }, answer);
   }
@@ -219,16 +221,22 @@ export class StacksNodeClient implements NodeApi {
     return withMeta({ abi: answer.value }, answer);
   }
 
-  async getInfo(network: Network): Promise<NodeInfoAnswer> {
+  async getInfo(network: Network, opts: CallOptions = {}): Promise<NodeInfoAnswer> {
     const target: Target = { network, kind: 'info', method: 'GET', path: '/v2/info' };
-    const answer = await this.#attempts.run<UpstreamNodeInfo>(target, undefined, (res) => {
-      const json = parseJson(res.body);
-      if (json === PARSE_FAILED) return garbage(target, res.status);
-      if (!isRecord(json) || typeof json['stacks_tip_height'] !== 'number') {
-        return malformed(target, 'no numeric "stacks_tip_height"');
-      }
-      return { type: 'ok', outcome: 'ok', value: json as UpstreamNodeInfo };
-    });
+    const answer = await this.#attempts.run<UpstreamNodeInfo>(
+      target,
+      undefined,
+      (res) => {
+        const json = parseJson(res.body);
+        if (json === PARSE_FAILED) return garbage(target, res.status);
+        if (!isRecord(json) || typeof json['stacks_tip_height'] !== 'number') {
+          return malformed(target, 'no numeric "stacks_tip_height"');
+        }
+        return { type: 'ok', outcome: 'ok', value: json as UpstreamNodeInfo };
+      },
+      undefined,
+      opts,
+    );
     // The body's tip is the node's own view; it counts as a report for the upstream's lag.
     answer.upstream.stats.observeTip(answer.value.stacks_tip_height);
     return withMeta({ info: answer.value }, answer);
