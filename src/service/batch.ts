@@ -70,14 +70,29 @@ export class BatchService {
         return { error };
       }
     });
-    const block = consistent ? await this.#consistentBlock(checked) : undefined;
-    const pin = block?.indexBlockHash ?? given;
-    const items = await Promise.all(checked.map((c) => this.#item(c, pin, shell)));
+    // Calls with a tip of their own (and refused calls) start at once; the others when the
+    // block they are pinned to is known.
+    const blockPromise = consistent ? this.#consistentBlock(checked) : Promise.resolve(undefined);
+    const pinPromise = blockPromise.then((block) => block?.indexBlockHash ?? given);
+    const items = checked.map((c) =>
+      'error' in c || hasOwnTip(c.req)
+        ? this.#item(c, undefined, shell)
+        : pinPromise.then((pin) => this.#item(c, pin, shell)),
+    );
+    let block: Block | undefined;
+    try {
+      block = await blockPromise;
+    } catch (err) {
+      // No block to pin to: the batch cannot be answered as asked (the started calls finish unseen).
+      void Promise.allSettled(items);
+      throw err;
+    }
+    const results = await Promise.all(items);
     const tip = consistent ? `,"tip":${block === undefined ? 'null' : JSON.stringify(block)}` : '';
     return {
       status: 200,
       headers: { 'content-type': JSON_CONTENT_TYPE },
-      body: okJson(`{"results":[${items.join(',')}]${tip}}`),
+      body: okJson(`{"results":[${results.join(',')}]${tip}}`),
     };
   }
 

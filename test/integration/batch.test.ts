@@ -57,7 +57,8 @@ beforeAll(async () => {
     okay: true,
     result: hex(Cl.ok(Cl.uint(args[0] === hex(Cl.principal(OTHER_ADDR)) ? 5 : 0))),
   }));
-  gw = await startGateway(testEnv(node.url, { BATCH_MAX_CALLS: '5' }));
+  // CHAIN_TIP_MAX_AGE_MS=0: every "consistent" batch learns the tip afresh (tests move it).
+  gw = await startGateway(testEnv(node.url, { BATCH_MAX_CALLS: '5', CHAIN_TIP_MAX_AGE_MS: '0' }));
 });
 
 afterAll(async () => {
@@ -314,6 +315,39 @@ describe('top-level tip', () => {
     const next = await request(batchUrl(), { body: { calls: [call('get-info')], tip: 'consistent' } });
     expect(next.body.data.tip.height).toBe(tip.height + 1);
     expect(next.body.data.results[0].data).toBe(String(tip.height + 1));
+  });
+
+  it('"consistent" batches arriving together share one GET /v2/info; calls with their own tip do not wait for it', async () => {
+    node.mine();
+    node.resetStats();
+    node.gate({ kind: 'info' });
+    const own = [
+      { type: 'principal', value: MAINNET_ADDR },
+      { type: 'principal', value: OTHER_ADDR },
+      { type: 'principal', value: `${OTHER_ADDR}.vault` },
+    ].map((who) =>
+      call('get-balance', { functionArgs: [who], tip: 'latest', cacheControl: { bustCache: true } }),
+    );
+    const batches = own.map((ownTip) =>
+      request(batchUrl(), { body: { calls: [call('get-info'), ownTip], tip: 'consistent' } }),
+    );
+    // Each batch's own-tip call reaches the node while /v2/info is held: every batch is under
+    // way (and has joined the one refresh) before it ends.
+    await node.waitForRequests(3, { kind: 'call-read', timeoutMs: 5000 });
+    expect(node.count('info')).toBe(1);
+    expect(node.held()).toBe(1);
+    node.release();
+    const answers = await Promise.all(batches);
+    expect(node.count('info')).toBe(1);
+    const tip = node.block(node.tipHeight);
+    for (const a of answers) {
+      expect(a.body.data.tip).toEqual({ height: tip.height, indexBlockHash: tip.indexBlockHash });
+      expect(a.body.data.results[0].data).toBe(String(tip.height));
+    }
+    const pinned = node.requests.filter((r) => r.kind === 'call-read' && r.functionName === 'get-info');
+    expect(pinned.map((r) => r.query.tip)).toEqual([tip.indexBlockHash]);
+    const ownReads = node.requests.filter((r) => r.kind === 'call-read' && r.functionName === 'get-balance');
+    expect(ownReads.map((r) => r.query.tip)).toEqual([undefined, undefined, undefined]);
   });
 
   it('"consistent" refuses calls on two networks, and answers the error of the node when the tip cannot be learned', async () => {

@@ -87,6 +87,9 @@ describe('POST /v2/contracts/call-read/{address}/{contract}/{function}', () => {
       expect(hit.text, fn).toBe(direct.text);
       expect(hit.headers.get('cache-status')).toBe('clarity-cache; hit');
       expect(hit.headers.get('age')).toMatch(/^\d+$/);
+      // The tip height the result was read at, on the miss and on the hit alike.
+      expect(miss.headers.get('x-canonical-stacks-tip-height')).toBe(String(mainnet.tipHeight));
+      expect(hit.headers.get('x-canonical-stacks-tip-height')).toBe(String(mainnet.tipHeight));
     }
     // Three direct calls and three misses: the hits cost nothing upstream.
     expect(mainnet.count('call-read')).toBe(6);
