@@ -50,6 +50,9 @@ export interface CallShell {
   fail(err: unknown): RenderedAnswer;
 }
 
+/** The "URL" of a batch call's text in the prepared-call memo (the call's JSON names everything else). */
+const BATCH_CALL = 'batch-call';
+
 /** A call after validation: the request to answer, or why it cannot be answered. */
 type Checked = { readonly req: ReadOnlyRequest } | { readonly error: unknown };
 
@@ -101,8 +104,10 @@ export class BatchService {
     let answer: RenderedAnswer;
     try {
       if ('error' in checked) throw checked.error;
-      const { req } = checked;
-      answer = await this.readOnly.answer(pin === undefined || hasOwnTip(req) ? req : { ...req, tip: pin });
+      const req = pin === undefined ? checked.req : { ...checked.req, tip: pin };
+      // The call's JSON text stands for the request text of the single endpoint, so a repeated
+      // call skips preparation (argument parsing, serialization, hashing) like a repeated request.
+      answer = await this.readOnly.answer(req, { url: BATCH_CALL, body: JSON.stringify(req) });
     } catch (err) {
       answer = shell.fail(err);
     }
