@@ -175,6 +175,9 @@ describe('POST /v2/contracts/call-read/{address}/{contract}/{function}', () => {
     expect(bad.body.error.code).toBe('VALIDATION_ERROR');
     expect(mainnet.total).toBe(0);
 
+    const empty = await post(gw.url, `${path('get-info')}?tip=`, { sender: OTHER_ADDR, arguments: [] });
+    expect(JSON.parse(empty.text).okay).toBe(true);
+
     const onTestnet = await post(gw.url, path('get-info', TESTNET_ADDR), {
       sender: TESTNET_ADDR,
       arguments: [],
@@ -192,6 +195,28 @@ describe('POST /v2/contracts/call-read/{address}/{contract}/{function}', () => {
     expect(res.status).toBe(502);
     expect(res.body.success).toBe(false);
     expect(res.body.error.code).toBe('UPSTREAM_API_ERROR');
+  });
+});
+
+describe('without upstream budget', () => {
+  it('answers RATE_LIMIT_EXCEEDED in the envelope with Retry-After, as the read-only endpoint does', async () => {
+    const poor = await startGateway({
+      ...testEnv(mainnet.url),
+      UPSTREAM_RATE_LIMIT_PER_MINUTE: '1',
+      UPSTREAM_QUEUE_TIMEOUT_MS: '0',
+    });
+    try {
+      // The ABI takes the only token; the call itself finds none.
+      const res = await request(`${poor.url}${path('get-info')}`, {
+        body: { sender: OTHER_ADDR, arguments: [] },
+      });
+      expect(res.status).toBe(429);
+      expect(res.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(mainnet.count('call-read')).toBe(0);
+    } finally {
+      await poor.close();
+    }
   });
 });
 

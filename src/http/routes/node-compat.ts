@@ -44,7 +44,8 @@ export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { address, contract, function: functionName } = request.params;
       const { sender, arguments: args } = request.body;
-      const tip = request.query.tip;
+      // An empty ?tip= is no tip (as `tip=` reads in a URL); anything else is checked strictly.
+      const tip = request.query.tip === '' ? undefined : request.query.tip;
       const raw = request.rawBody;
       const answer = await service.nodeAnswer(
         {
