@@ -24,8 +24,9 @@ beforeAll(async () => {
   W1 = devnet.accounts.wallet_1;
   W3 = devnet.accounts.wallet_3;
   TOKEN = `${D}.demo-token`;
-  // A read-only call of the devnet replays its chain in the VM: allow for slow ones.
-  gw = await startGateway(testEnv(devnet.url, { UPSTREAM_TIMEOUT_MS: '30000' }));
+  // A read-only call of the devnet replays its chain in the VM: allow for slow ones. The test
+  // mines a block between two "consistent" batches: CHAIN_TIP_MAX_AGE_MS=0 makes each learn it.
+  gw = await startGateway(testEnv(devnet.url, { UPSTREAM_TIMEOUT_MS: '30000', CHAIN_TIP_MAX_AGE_MS: '0' }));
 }, 90_000);
 
 afterAll(async () => {
