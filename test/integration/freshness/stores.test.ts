@@ -30,7 +30,7 @@ const read = (gw: RunningGateway, cacheControl?: Record<string, unknown>, fn = '
     },
   });
 
-function storeEnv(kind: 'memory' | 'sqlite' | 'redis', redisUrl?: string): Record<string, string> {
+function storeEnv(kind: Kind, redisUrl?: string): Record<string, string> {
   if (kind === 'sqlite') {
     const tmp = tmpDir('freshness');
     cleanups.push(tmp.remove);
@@ -57,7 +57,8 @@ afterEach(async () => {
   await node.close();
 });
 
-const kinds = ['memory', 'sqlite', ...(redis === undefined ? [] : ['redis'])] as const;
+type Kind = 'memory' | 'sqlite' | 'redis';
+const kinds: Kind[] = ['memory', 'sqlite', ...(redis === undefined ? [] : (['redis'] as const))];
 
 describe.each(kinds)('on the %s store', (kind) => {
   it('bounds by blocks, answers stale while revalidating, and records tip heights', async () => {
@@ -80,13 +81,14 @@ describe.each(kinds)('on the %s store', (kind) => {
 
 describe.skipIf(redis === undefined)('two instances on one Redis', () => {
   it('share tip knowledge and refreshed entries', async () => {
-    const env = { ...storeEnv('redis', `${redis?.url}/${++redisDb}`), CACHE_MAX_BLOCKS: '0' };
+    const redisUrl = `${redis?.url}/${++redisDb}`;
+    const env = { ...storeEnv('redis', redisUrl), CACHE_MAX_BLOCKS: '0' };
     const a = await gateway(env);
     const b = await gateway(env);
     // A learns the tip (the answer's header) and stores the entry.
     expect((await read(a)).body.data).toBe('100');
     // A shares what it learned in the background: wait until it is in Redis.
-    const admin = new Redis(env.REDIS_URL!);
+    const admin = new Redis(redisUrl);
     await expect.poll(() => admin.exists('cc:k:chain:tip:mainnet')).toBe(1);
     admin.disconnect();
     node.resetStats();
