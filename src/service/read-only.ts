@@ -111,6 +111,8 @@ export const TIP_HEIGHT_HEADER = 'x-canonical-stacks-tip-height';
 export class ReadOnlyService {
   readonly #prepared = new PreparedCalls();
   readonly #rendered = new RenderedBodies();
+  /** The chain-aware policy of a request that brings nothing of its own (see #chainPolicy). */
+  #defaultWindows: Partial<CachePolicy> | undefined;
 
   constructor(
     private readonly cache: ReadThroughCache,
@@ -230,14 +232,15 @@ export class ReadOnlyService {
     }
     const f = this.freshness;
     if (f === undefined) return {};
-    const capS = f.staleMaxS;
-    const swrS = Math.min(cc.staleWhileRevalidate ?? f.staleWhileRevalidateS, capS);
-    const sieS = Math.min(cc.staleIfError ?? f.staleIfErrorS, capS);
-    const windows: Partial<CachePolicy> = {
-      keepStaleMs: capS * 1000,
-      ...(swrS > 0 ? { staleWhileRevalidateMs: swrS * 1000 } : {}),
-      ...(sieS > 0 ? { staleIfErrorMs: sieS * 1000, isTransient: isTransientFailure } : {}),
-    };
+    const own =
+      cc.maxBlocks !== undefined || cc.staleWhileRevalidate !== undefined || cc.staleIfError !== undefined;
+    // The common request (nothing of its own, no deployment block bound): the same policy
+    // every time, built once, so that the plain hit path allocates nothing more for it.
+    if (!own && (call.tip !== undefined || f.maxBlocks === undefined)) {
+      this.#defaultWindows ??= this.#windows(f, cc);
+      return this.#defaultWindows;
+    }
+    const windows = this.#windows(f, cc);
     const maxBlocks = call.tip === undefined ? (cc.maxBlocks ?? f.maxBlocks) : undefined;
     if (maxBlocks === undefined) return windows;
     const network = call.ref.network;
@@ -248,6 +251,19 @@ export class ReadOnlyService {
       tipHeight: () => chain.height(network),
       tipLearnedAt: (height) => chain.firstLearnedAt(network, height),
     };
+  }
+
+  /** Stale windows (capped to CACHE_STALE_MAX_S) and retention for a request. */
+  #windows(f: FreshnessSettings, cc: NonNullable<ReadOnlyRequest['cacheControl']>): Partial<CachePolicy> {
+    const capS = f.staleMaxS;
+    const swrS = Math.min(cc.staleWhileRevalidate ?? f.staleWhileRevalidateS, capS);
+    const sieS = Math.min(cc.staleIfError ?? f.staleIfErrorS, capS);
+    const windows: Partial<CachePolicy> = {
+      keepStaleMs: capS * 1000,
+      ...(swrS > 0 ? { staleWhileRevalidateMs: swrS * 1000 } : {}),
+      ...(sieS > 0 ? { staleIfErrorMs: sieS * 1000, isTransient: isTransientFailure } : {}),
+    };
+    return windows;
   }
 
   /** A load: the node's result, with the height it was read at. */
