@@ -74,8 +74,9 @@ export class BatchService {
       }
     });
     // Calls with a tip of their own (and refused calls) start at once; the others when the
-    // block they are pinned to is known.
-    const blockPromise = consistent ? this.#consistentBlock(checked) : Promise.resolve(undefined);
+    // block they are pinned to is known. A batch that cannot be pinned is refused before any.
+    const network = consistent ? consistentNetwork(checked) : undefined;
+    const blockPromise = network === undefined ? Promise.resolve(undefined) : this.tips.currentBlock(network);
     const pinPromise = blockPromise.then((block) => block?.indexBlockHash ?? given);
     const items = checked.map((c) =>
       'error' in c || hasOwnTip(c.req)
@@ -113,32 +114,32 @@ export class BatchService {
     }
     return withMeta(answer);
   }
+}
 
-  /**
-   * The block "consistent" pins to: the current tip of the calls' network, learned once. The
-   * calls that pass validation and carry no tip of their own must all be on one network (one
-   * block cannot describe two chains); undefined when no call needs a tip.
-   */
-  async #consistentBlock(checked: readonly Checked[]): Promise<Block | undefined> {
-    const networks = new Set<Network>();
-    for (const c of checked) {
-      if ('error' in c || hasOwnTip(c.req)) continue;
-      try {
-        networks.add(parseContractAddress(c.req.contractAddress).network);
-      } catch {
-        // An invalid address fails its own item; it needs no block.
-      }
+/**
+ * The network whose current block "consistent" pins to: that of every call that passes
+ * validation and carries no tip of its own. They must all be on one network (one block
+ * cannot describe two chains); undefined when no call needs a block.
+ */
+function consistentNetwork(checked: readonly Checked[]): Network | undefined {
+  const networks = new Set<Network>();
+  for (const c of checked) {
+    if ('error' in c || hasOwnTip(c.req)) continue;
+    try {
+      networks.add(parseContractAddress(c.req.contractAddress).network);
+    } catch {
+      // An invalid address fails its own item; it needs no block.
     }
-    if (networks.size > 1) {
-      throw new GatewayError(
-        'VALIDATION_ERROR',
-        'tip "consistent" pins every call to one block of one chain, but the calls are on mainnet and testnet; send one batch per network',
-        { tip: 'consistent', networks: [...networks].sort() },
-      );
-    }
-    const [network] = networks;
-    return network === undefined ? undefined : this.tips.currentBlock(network);
   }
+  if (networks.size > 1) {
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      'tip "consistent" pins every call to one block of one chain, but the calls are on mainnet and testnet; send one batch per network',
+      { tip: 'consistent', networks: [...networks].sort() },
+    );
+  }
+  const [network] = networks;
+  return network;
 }
 
 /** `contractName` may be given as `addr.name` in `contractAddress` (a standard address has no dot). */
