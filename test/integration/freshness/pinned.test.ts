@@ -93,3 +93,18 @@ describe('pinned reads', () => {
     expect(res.headers.get('cache-status')).toBe('clarity-cache; fwd=miss; stored; ttl=60');
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents tip, the block bound and the stale windows of the read-only request', async () => {
+    const spec = (await request(`${gw.url}/openapi.json`)).body;
+    const op = spec.paths['/contract-calls/read-only/{contractAddress}/{contractName}/{functionName}'].post;
+    const body = op.requestBody.content['application/json'].schema;
+    expect(body.properties.tip.type).toBe('string');
+    const cc = body.properties.cacheControl.properties;
+    for (const field of ['maxBlocks', 'staleWhileRevalidate', 'staleIfError']) {
+      expect(cc[field]).toMatchObject({ type: 'integer', minimum: 0 });
+    }
+    expect(op.description).toContain('X-Canonical-Stacks-Tip-Height');
+    expect(op.description).toContain('stale-if-error');
+  });
+});
