@@ -175,9 +175,16 @@ describe('POST /v2/contracts/call-read/{address}/{contract}/{function}', () => {
     expect(bad.body.error.code).toBe('VALIDATION_ERROR');
     expect(mainnet.total).toBe(0);
 
+    // A block the node does not know: its 404, in the envelope (never cached).
+    const unknown = await request(`${gw.url}${path('get-balance')}?tip=${'ab'.repeat(32)}`, { body });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('UPSTREAM_API_ERROR');
+    expect(unknown.body.error.details.tip).toBe('ab'.repeat(32));
+
     const empty = await post(gw.url, `${path('get-info')}?tip=`, { sender: OTHER_ADDR, arguments: [] });
     expect(JSON.parse(empty.text).okay).toBe(true);
 
+    mainnet.resetStats();
     const onTestnet = await post(gw.url, path('get-info', TESTNET_ADDR), {
       sender: TESTNET_ADDR,
       arguments: [],
