@@ -24,6 +24,35 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c.upstreamUrls)).toBe(true);
   });
 
+  it('leaves chain-aware freshness off by default and reads its variables', () => {
+    expect(loadConfig({})).toMatchObject({
+      chainTipMaxAgeMs: 5000,
+      cacheMaxBlocks: undefined,
+      cacheStaleWhileRevalidateS: 0,
+      cacheStaleIfErrorS: 0,
+      cacheStaleMaxS: 86_400,
+    });
+    expect(
+      loadConfig({
+        CHAIN_TIP_MAX_AGE_MS: '250',
+        CACHE_MAX_BLOCKS: '0',
+        CACHE_STALE_WHILE_REVALIDATE_S: '30',
+        CACHE_STALE_IF_ERROR_S: '600',
+        CACHE_STALE_MAX_S: '3600',
+      }),
+    ).toMatchObject({
+      chainTipMaxAgeMs: 250,
+      cacheMaxBlocks: 0,
+      cacheStaleWhileRevalidateS: 30,
+      cacheStaleIfErrorS: 600,
+      cacheStaleMaxS: 3600,
+    });
+    for (const name of ['CACHE_MAX_BLOCKS', 'CACHE_STALE_IF_ERROR_S', 'CHAIN_TIP_MAX_AGE_MS']) {
+      expect(() => loadConfig({ [name]: '-1' })).toThrow(name);
+      expect(() => loadConfig({ [name]: '1.5' })).toThrow(name);
+    }
+  });
+
   it('reads every variable, trimming trailing slashes from upstream URLs', () => {
     const c = loadConfig({
       PORT: '8080',

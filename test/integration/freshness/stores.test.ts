@@ -104,4 +104,30 @@ describe.skipIf(redis === undefined)('two instances on one Redis', () => {
     await expect.poll(async () => (await read(b)).body.data).toBe('101');
     expect(node.count('call-read')).toBe(0);
   });
+
+  it('coalesce the background refresh of stale-while-revalidate across instances', async () => {
+    const redisUrl = `${redis?.url}/${++redisDb}`;
+    const env = storeEnv('redis', redisUrl);
+    const a = await gateway(env);
+    const b = await gateway(env);
+    expect((await read(a)).body.data).toBe('100');
+    expect((await read(b)).headers.get('cache-status')).toBe('clarity-cache; hit');
+    node.mine(1);
+    // Both learn the new tip from an answer of their own.
+    await read(a, { bustCache: true, skipCache: true }, 'balance');
+    await read(b, { bustCache: true, skipCache: true }, 'balance');
+    node.resetStats();
+    node.gate({ kind: 'call-read' });
+    const swr = { maxBlocks: 0, staleWhileRevalidate: 60 };
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => read(i % 2 === 0 ? a : b, swr)));
+    for (const res of answers) {
+      expect(res.body.data).toBe('100');
+      expect(res.headers.get('cache-status')).toContain('detail=stale-while-revalidate');
+    }
+    await node.waitForRequests(1, { kind: 'call-read' });
+    node.release();
+    await expect.poll(async () => (await read(a, { maxBlocks: 0 })).body.data).toBe('101');
+    await expect.poll(async () => (await read(b, { maxBlocks: 0 })).body.data).toBe('101');
+    expect(node.count('call-read')).toBe(1);
+  });
 });
