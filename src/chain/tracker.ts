@@ -5,9 +5,11 @@
  * every concurrent request (coalesced; it takes a budget token like any upstream request).
  *
  * - No idle polling: a refresh only ever starts because a request asked for the tip.
- * - Refresh ahead: a request that finds knowledge older than half the maximum age still uses
- *   it (from memory, no wait) and starts the refresh in the background, so that steady
- *   traffic keeps the tip current without a request ever waiting for /v2/info.
+ * - Refresh ahead: a request that finds knowledge past REFRESH_AHEAD of the maximum age still
+ *   uses it (from memory, no wait) and starts the refresh in the background, so that steady
+ *   traffic keeps the tip current without a request ever waiting for /v2/info. Late in the
+ *   age rather than early: each refresh takes a budget token (20 a minute by default), and
+ *   every answer's header renews the knowledge for free in between.
  * - A failed refresh is not an error for anybody: the tip is then unknown, and block-bounded
  *   requests go upstream as if their entry were stale (whose answer's header teaches the tip).
  *   The refresh makes one attempt only (no retries): a request waiting for it has a cheaper
@@ -45,6 +47,9 @@ export interface ChainTrackerOptions {
   /** A refresh failed (logged at debug: a failure here answers nobody with an error). */
   readonly onRefreshError?: ((network: Network, err: unknown) => void) | undefined;
 }
+
+/** Fraction of CHAIN_TIP_MAX_AGE_MS after which a request refreshes the tip in the background. */
+const REFRESH_AHEAD = 0.8;
 
 /** Index block hashes remembered with their heights, for the height of a pinned read. */
 const KNOWN_BLOCKS_LIMIT = 1024;
@@ -91,7 +96,7 @@ export class ChainTracker {
 
   /**
    * The tip height for judging a block bound: from memory when the knowledge is at most
-   * CHAIN_TIP_MAX_AGE_MS old (starting a background refresh when it is past half of that),
+   * CHAIN_TIP_MAX_AGE_MS old (starting a background refresh when it is past REFRESH_AHEAD of that),
    * else after one coalesced refresh. Undefined when the tip cannot be learned: the caller
    * goes upstream. Returns a plain number on the fast path (no promise, no wait).
    */
@@ -100,7 +105,7 @@ export class ChainTracker {
     if (tip !== undefined) {
       const age = this.#now() - tip.learnedAt;
       if (age <= this.#maxAgeMs) {
-        if (age > this.#maxAgeMs / 2) void this.#refresh(network);
+        if (age > this.#maxAgeMs * REFRESH_AHEAD) void this.#refresh(network);
         return tip.height;
       }
     }
