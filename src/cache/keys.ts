@@ -4,6 +4,11 @@
  *
  *   abi:{network}:{address}.{contract}
  *   ro:{network}:{address}.{contract}:{function}:{sender}:{sha256 of the arguments}
+ *   ro:{network}:{address}.{contract}:{function}:{sender}:{sha256 of the arguments}@{tip}
+ *
+ * The second form is a read pinned to a block (its index block hash, 64 lowercase hex): it
+ * extends the latest-state key, so every prefix that lists or invalidates a function's
+ * entries covers its pinned reads too.
  */
 import { hash } from 'node:crypto';
 import type { Network } from '../config.js';
@@ -53,4 +58,9 @@ export function readOnlyKey(
   argsHash: string,
 ): string {
   return `${readOnlyPrefix(network, address, contractName, functionName)}${sender}:${argsHash}`;
+}
+
+/** The key of a read pinned to block `tip` (64 lowercase hex digits). */
+export function pinnedKey(latestKey: string, tip: string): string {
+  return `${latestKey}@${tip}`;
 }

@@ -58,11 +58,27 @@ export class AbiRegistry {
    * The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age.
    * `network` (the ?network= query) must agree with the address; `bust` refetches upstream.
    */
-  async answer(
+  answer(
     contractAddress: string,
     contractName: string,
     opts: { network?: Network | undefined; bust?: boolean } = {},
     ctx?: RequestContext,
+  ): Promise<RenderedAnswer> {
+    // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
+    return this.#answer(contractAddress, contractName, okJson, opts, ctx);
+  }
+
+  /** The node-compatible interface endpoint's answer: the stored document alone, as the node sends it. */
+  nodeAnswer(contractAddress: string, contractName: string, ctx?: RequestContext): Promise<RenderedAnswer> {
+    return this.#answer(contractAddress, contractName, (json) => json, {}, ctx);
+  }
+
+  async #answer(
+    contractAddress: string,
+    contractName: string,
+    shape: (json: string) => string,
+    opts: { network?: Network | undefined; bust?: boolean },
+    ctx: RequestContext | undefined,
   ): Promise<RenderedAnswer> {
     const ref = parseContractRef(contractAddress, contractName);
     if (opts.network !== undefined && opts.network !== ref.network) {
@@ -79,11 +95,10 @@ export class AbiRegistry {
       stored: result.stored,
       ttlMs: undefined,
     });
-    // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
     return {
       status: 200,
       headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
-      body: okJson(result.json),
+      body: shape(result.json),
     };
   }
 

@@ -27,6 +27,7 @@ import { GatewayError } from '../errors.js';
 import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
 import type { Budget } from './budget/budget.js';
 import type {
+  CallOptions,
   ContractInterfaceAnswer,
   NodeAnswer,
   NodeApi,
@@ -197,7 +198,7 @@ export class StacksNodeClient implements NodeApi {
             ),
         };
       },
-      { latest: opts.tip === undefined, context: ctx },
+      { latest: opts.tip === undefined, context: ctx, maxAttempts: opts.maxAttempts },
     );
     return withMeta({ result: answer.value }, answer);
   }
@@ -245,14 +246,14 @@ export class StacksNodeClient implements NodeApi {
     return withMeta({ abi: answer.value }, answer);
   }
 
-  async getInfo(network: Network, ctx?: RequestContext): Promise<NodeInfoAnswer> {
+  async getInfo(network: Network, opts: CallOptions = {}, ctx?: RequestContext): Promise<NodeInfoAnswer> {
     const target: Target = { network, kind: 'info', method: 'GET', path: '/v2/info' };
     const answer = await this.#attempts.run<UpstreamNodeInfo>(
       target,
       undefined,
       (res) => checkInfo(target, res.body, res.status),
       undefined,
-      { context: ctx },
+      { context: ctx, maxAttempts: opts.maxAttempts },
     );
     // The body's tip is the node's own view; it counts as a report for the upstream's lag.
     answer.upstream.stats.observeTip(answer.value.stacks_tip_height);

@@ -175,6 +175,7 @@ describe('read-only calls', () => {
       retryable: false,
       upstreamBody: 'No such block',
     });
+    expect(node.count('call-read')).toBe(2);
   });
 
   it('okay:false is UPSTREAM_API_ERROR 422 with the cause, not retried', async () => {
