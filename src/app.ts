@@ -100,7 +100,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const pool = createDefaultPool(config, budgets);
   const node = deps.node ?? new StacksNodeClient({ config, pool, logger: log, onAttempt });
 
-  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes);
+  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes, config.cacheNegativeTtlS * 1000);
   const readOnly = new ReadOnlyService(cache, abis, node);
 
   installJsonParsing(app);

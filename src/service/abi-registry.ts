@@ -7,7 +7,8 @@ import { LRUCache } from 'lru-cache';
 import { okJson } from '../api/envelope.js';
 import type { CacheEntry } from '../cache/entry.js';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
-import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
+import type { CacheOutcome, CacheResult, ReadThroughCache } from '../cache/read-through.js';
+import { isContractAbi } from '../clarity/abi-shape.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
@@ -15,6 +16,7 @@ import type { NodeApi } from '../upstream/node-api.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
+import { UnknownContracts } from './unknown-contracts.js';
 
 export interface AbiResult {
   /** The ABI document exactly as stored (JSON text), to answer without re-serializing. */
@@ -39,12 +41,16 @@ export class AbiRegistry {
    * ABI larger than the whole budget is not memoized (parsed on each use).
    */
   readonly #parsed: LRUCache<string, ContractAbi>;
+  /** Contracts the upstream said do not exist, remembered for CACHE_NEGATIVE_TTL_S. */
+  readonly #unknown: UnknownContracts;
 
   constructor(
     private readonly cache: ReadThroughCache,
     private readonly node: NodeApi,
     memoMaxBytes: number = DEFAULT_ABI_MEMO_MAX_BYTES,
+    negativeTtlMs = 0,
   ) {
+    this.#unknown = new UnknownContracts(cache, negativeTtlMs);
     // The size is computed from the JSON text, which is at hand when the entry is set.
     this.#parsed = new LRUCache<string, ContractAbi>({ max: 2000, maxSize: memoMaxBytes });
   }
@@ -73,15 +79,39 @@ export class AbiRegistry {
 
   async get(ref: ContractRef): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
-    const { value, outcome, entry, stored } = await this.cache.get(key, async () =>
-      JSON.stringify((await this.node.getContractInterface(ref.network, ref.address, ref.contractName)).abi),
-    );
-    let abi = this.#parsed.get(key);
-    if (abi === undefined) {
-      abi = parseAbi(value, ref);
-      this.#parsed.set(key, abi, { size: parsedAbiBytes(key, value) });
+    const load = (): Promise<string> => this.#fetch(ref);
+    let found = await this.cache.get(key, load);
+    const memo = this.#parsed.get(key);
+    if (memo !== undefined) return result(found, memo);
+    let abi = parseAbi(found.value);
+    if (abi === undefined && found.outcome === 'hit') {
+      // A malformed ABI in the cache (written before ABIs were checked, or from outside):
+      // replace it with the node's instead of failing on it forever.
+      found = await this.cache.get(key, load, { bust: true });
+      abi = parseAbi(found.value);
     }
-    return { json: value, abi, outcome, entry, stored: stored === true };
+    if (abi === undefined) {
+      throw new GatewayError(
+        'UPSTREAM_API_ERROR',
+        `the ABI of ${ref.id} is malformed`,
+        { retryable: false, reason: 'malformed' },
+        { status: 502 },
+      );
+    }
+    this.#parsed.set(key, abi, { size: parsedAbiBytes(key, found.value) });
+    return result(found, abi);
+  }
+
+  /** A miss: the node's ABI, unless the contract is remembered as unknown (CACHE_NEGATIVE_TTL_S). */
+  async #fetch(ref: ContractRef): Promise<string> {
+    const unknown = await this.#unknown.lookup(ref);
+    if (unknown !== undefined) throw unknown;
+    try {
+      const { abi } = await this.node.getContractInterface(ref.network, ref.address, ref.contractName);
+      return JSON.stringify(abi);
+    } catch (err) {
+      throw await this.#unknown.remember(ref, err);
+    }
   }
 
   /** Contracts whose ABI the cache holds, both networks, each once; local data only. */
@@ -126,6 +156,11 @@ export class AbiRegistry {
     if (key === undefined) this.#parsed.clear();
     else this.#parsed.delete(key);
   }
+
+  /** Forget that ref was unknown (an admin invalidation of its ABI); true when it was remembered. */
+  forgetUnknown(ref: ContractRef): Promise<boolean> {
+    return this.#unknown.forget(ref);
+  }
 }
 
 export const DEFAULT_ABI_MEMO_MAX_BYTES = 16 * 1024 * 1024;
@@ -143,14 +178,17 @@ export function parsedAbiBytes(key: string, json: string): number {
   return json.length * PARSED_BYTES_PER_JSON_CHAR + key.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES;
 }
 
-function parseAbi(json: string, ref: ContractRef): ContractAbi {
+function result(found: CacheResult, abi: ContractAbi): AbiResult {
+  const { value, outcome, entry, stored } = found;
+  return { json: value, abi, outcome, entry, stored: stored === true };
+}
+
+/** The ABI in json, or undefined when it is not JSON or not of an ABI's shape (abi-shape.ts). */
+function parseAbi(json: string): ContractAbi | undefined {
   try {
-    const abi = JSON.parse(json) as ContractAbi;
-    if (abi !== null && typeof abi === 'object' && Array.isArray(abi.functions)) return abi;
+    const doc: unknown = JSON.parse(json);
+    return isContractAbi(doc) ? doc : undefined;
   } catch {
-    // fall through: a corrupt entry is reported below
+    return undefined;
   }
-  throw new GatewayError('UPSTREAM_API_ERROR', `the ABI held for ${ref.id} is malformed`, {
-    retryable: false,
-  });
 }

@@ -21,6 +21,7 @@
  * so it is neither retried nor marked retryable.
  */
 import type { Dispatcher } from 'undici';
+import { abiShapeProblem } from '../clarity/abi-shape.js';
 import type { Config, Network } from '../config.js';
 import { GatewayError } from '../errors.js';
 import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
@@ -189,9 +190,9 @@ export class StacksNodeClient implements NodeApi {
       (res) => {
         const json = parseJson(res.body);
         if (json === PARSE_FAILED) return garbage(target, res.status);
-        if (!isRecord(json) || !Array.isArray(json['functions'])) {
-          return malformed(target, 'the ABI has no "functions" array');
-        }
+        // The whole shape, not just `functions`: a malformed ABI must not be cached (issue 12).
+        const problem = abiShapeProblem(json);
+        if (problem !== undefined) return malformed(target, problem);
         return { type: 'ok', outcome: 'ok', value: json as UpstreamContractInterface };
       },
       (res) => {
