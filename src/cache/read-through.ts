@@ -49,6 +49,11 @@ interface InFlight {
   readonly promise: Promise<Loaded>;
   /** Whether the leader will store the value; joiners that want it stored do it otherwise. */
   readonly leaderStores: boolean;
+  /**
+   * A bust started a newer load of the key while this one was under way: this one's value
+   * is older than what the bust will answer, so it must not be stored over it.
+   */
+  superseded: boolean;
 }
 
 export type StoreErrorHook = (err: unknown, op: 'get' | 'set' | 'delete' | 'list') => void;
@@ -122,51 +127,65 @@ export class ReadThroughCache {
       }
     }
     const wantsStore = policy.skip !== true;
-    const joined = this.#inflight.get(key);
-    if (joined !== undefined) {
-      const { value, stored: leaderStored } = await joined.promise;
+    const older = this.#inflight.get(key);
+    // A bust never joins a load under way: that load began before the bust arrived, so its
+    // value may be older than what the bust asks for. It starts its own, which later
+    // requests join instead, and the older one no longer stores its value.
+    if (older !== undefined && policy.bust !== true) {
+      const { value, stored: leaderStored } = await older.promise;
       let stored = wantsStore && leaderStored;
-      if (wantsStore && !joined.leaderStores) stored = await this.put(key, value, policy.ttlMs);
+      if (wantsStore && !older.leaderStores && !older.superseded)
+        stored = await this.put(key, value, policy.ttlMs);
       this.onOutcome('coalesced', key);
       return { value, outcome: 'coalesced', stored };
     }
-    const promise = this.#lead(key, load, wantsStore, policy);
-    this.#inflight.set(key, { promise, leaderStores: wantsStore });
+    if (older !== undefined) older.superseded = true;
+    const flight: { -readonly [K in keyof InFlight]: InFlight[K] } = {
+      promise: undefined as unknown as Promise<Loaded>,
+      leaderStores: wantsStore,
+      superseded: false,
+    };
+    flight.promise = this.#lead(key, load, flight, policy);
+    this.#inflight.set(key, flight);
     try {
-      const { value, remote, stored } = await promise;
+      const { value, remote, stored } = await flight.promise;
       const outcome = remote ? 'coalesced' : policy.bust === true ? 'bypass' : 'miss';
       this.onOutcome(outcome, key);
       return { value, outcome, stored };
     } finally {
-      this.#inflight.delete(key);
+      if (this.#inflight.get(key) === flight) this.#inflight.delete(key);
     }
   }
 
   async #lead(
     key: string,
     load: () => Promise<string>,
-    store: boolean,
+    flight: Pick<InFlight, 'leaderStores' | 'superseded'>,
     policy: CachePolicy,
   ): Promise<Loaded> {
+    // Read when the value is there, not when the load began: a bust may supersede it meanwhile.
+    const storing = (): boolean => flight.leaderStores && !flight.superseded;
     if (this.coalescer === undefined) {
       const value = await load();
-      const stored = store && (await this.put(key, value, policy.ttlMs));
+      const stored = storing() && (await this.put(key, value, policy.ttlMs));
       return { value, remote: false, stored };
     }
     let storedHere = false;
     const shared = await this.coalescer.run(key, {
       load: async () => {
         const value = await load();
-        if (store) storedHere = await this.put(key, value, policy.ttlMs);
+        if (storing()) storedHere = await this.put(key, value, policy.ttlMs);
         return value;
       },
       read: () => this.peek(key),
-      stores: store,
+      get stores() {
+        return storing();
+      },
       fresh: policy.bust === true,
     });
     // Another instance's value that it did not store (its request had skipCache): store it here.
-    let stored = store && (shared.loadedHere ? storedHere : shared.stored);
-    if (!shared.loadedHere && store && !shared.stored)
+    let stored = shared.loadedHere ? storedHere : storing() && shared.stored;
+    if (!shared.loadedHere && storing() && !shared.stored)
       stored = await this.put(key, shared.value, policy.ttlMs);
     return { value: shared.value, remote: !shared.loadedHere, stored };
   }
