@@ -33,7 +33,7 @@ import { StacksNodeClient } from './upstream/stacks-node.js';
 
 export interface GatewayDeps {
   readonly store?: CacheStore;
-  readonly node?: NodeApi & { close?(): Promise<void> | void };
+  readonly node?: NodeApi & { close?(): Promise<void> | void; drain?(): void };
   /** The budget of each network's default upstream (today the only one). */
   readonly budgets?: Record<Network, Budget>;
 }
@@ -137,9 +137,21 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const close = (): Promise<void> => {
     closing ??= (async () => {
       draining = true;
-      await app.close();
-      await node.close?.();
+      // Upstream first: requests waiting for a budget token or in a retry's backoff are
+      // answered SERVICE_UNAVAILABLE 503 now and no retry starts, so that app.close() below
+      // drains answered requests instead of waiting on the upstream until the grace period
+      // kills the process with their sockets still open (issue 12, defect 9).
+      node.drain?.();
       for (const b of Object.values(rawBudgets)) b.close();
+      // Attempts under way get half the grace period to finish, then are aborted (503), so
+      // that every request is answered before SHUTDOWN_GRACE_MS ends the process.
+      const abort = setTimeout(() => void node.close?.(), Math.floor(config.shutdownGraceMs / 2));
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(abort);
+      }
+      await node.close?.();
       await scaleOut?.close();
       await ownedStore.close();
     })();

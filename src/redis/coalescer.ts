@@ -253,7 +253,8 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
           k: key,
           ok: false,
           b: began,
-          ...(err instanceof GatewayError ? { e: shareable(err) } : {}),
+          // A shutdown is this instance's alone: the waiters elsewhere take over the load.
+          ...(err instanceof GatewayError && err.code !== 'SERVICE_UNAVAILABLE' ? { e: shareable(err) } : {}),
         });
         throw err;
       }

@@ -237,6 +237,14 @@ export class StacksNodeClient implements NodeApi {
   async close(): Promise<void> {
     await this.#transport.close();
   }
+
+  /**
+   * Start shutting down: no new attempt or retry (waits between attempts end at once), with
+   * SERVICE_UNAVAILABLE 503; attempts under way may finish until close(). Idempotent.
+   */
+  drain(): void {
+    this.#transport.drain();
+  }
 }
 
 // --- answer checks ----------------------------------------------------------------------------
