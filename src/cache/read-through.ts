@@ -206,6 +206,23 @@ export class ReadThroughCache {
   }
 
   /**
+   * One page of the live keys under prefix in key order, strictly after `after`, at most
+   * limit: from the store's index when it keeps one, else the whole list sorted. A store
+   * failure is thrown.
+   */
+  async listPage(prefix: string, after: string | undefined, limit: number): Promise<string[]> {
+    if (this.store.listPage !== undefined) return this.store.listPage(prefix, after, limit);
+    const keys = (await this.store.list(prefix)).sort();
+    return keys.filter((k) => after === undefined || k > after).slice(0, limit);
+  }
+
+  /** How many live keys are under prefix. A store failure is thrown. */
+  async count(prefix: string): Promise<number> {
+    if (this.store.count !== undefined) return this.store.count(prefix);
+    return (await this.store.list(prefix)).length;
+  }
+
+  /**
    * Keys under prefix that the process still holds in memory, for an answer while the
    * persistent store is down; undefined when the store has no such tier.
    */

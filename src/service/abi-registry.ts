@@ -34,6 +34,25 @@ export interface KnownContract {
   readonly network: Network;
 }
 
+/** One page of the known-contracts listing. */
+export interface KnownContractsPage {
+  readonly contracts: KnownContract[];
+  /** Every cached ABI, not only this page's (may lag by COUNT_MEMO_MS on a paged cache). */
+  readonly total: number;
+  /** Present when there are more: pass it as `cursor` for the next page. */
+  readonly nextCursor?: string;
+}
+
+/**
+ * Contracts per page when the client gives no limit: every cache up to this size gets the
+ * whole listing in one answer, as before paging existed; a larger one gets its first page
+ * and a nextCursor (about 110 KB, instead of 12 MB for 100k ABIs).
+ */
+export const KNOWN_CONTRACTS_DEFAULT_LIMIT = 1000;
+/** The largest page a client may ask for. */
+export const KNOWN_CONTRACTS_MAX_LIMIT = 10_000;
+const COUNT_MEMO_MS = 5_000;
+
 export class AbiRegistry {
   /**
    * Parsed ABIs by cache key, bounded by an estimate of their heap size (see
@@ -43,6 +62,8 @@ export class AbiRegistry {
   readonly #parsed: LRUCache<string, ContractAbi>;
   /** Contracts the upstream said do not exist, remembered for CACHE_NEGATIVE_TTL_S. */
   readonly #unknown: UnknownContracts;
+  /** The last count of cached ABIs (see #countAbis). */
+  #abiCount: { value: number; at: number } | undefined;
 
   constructor(
     private readonly cache: ReadThroughCache,
@@ -114,11 +135,21 @@ export class AbiRegistry {
     }
   }
 
-  /** Contracts whose ABI the cache holds, both networks, each once; local data only. */
-  async known(): Promise<KnownContract[]> {
+  /**
+   * One page of the contracts whose ABI the cache holds, both networks, each once, ordered by
+   * network, address and name (code-point order); local data only. It is read from the
+   * store's key index (kept as ABIs are stored), never rebuilt per request: a page costs
+   * about `limit` keys however many ABIs are cached. The cursor of the next page is the
+   * last contract's `network:address.name`.
+   */
+  async known(page: { limit?: number; cursor?: string } = {}): Promise<KnownContractsPage> {
+    const limit = page.limit ?? KNOWN_CONTRACTS_DEFAULT_LIMIT;
+    const after = page.cursor === undefined ? undefined : `${ABI_PREFIX}${page.cursor}`;
     let keys: string[];
+    let total: (() => Promise<number>) | number | undefined;
     try {
-      keys = await this.cache.list(ABI_PREFIX);
+      // One more than asked: whether a next page exists, without counting.
+      keys = await this.cache.listPage(ABI_PREFIX, after, limit + 1);
     } catch (err) {
       // The persistent store is down (e.g. Redis): answer from what the hot tier still holds
       // rather than fail; a store without one has nothing else to offer.
@@ -128,27 +159,40 @@ export class AbiRegistry {
           'SERVICE_UNAVAILABLE',
           'the cache store could not list known contracts',
           undefined,
-          {
-            cause: err,
-          },
+          { cause: err },
         );
       }
-      keys = held;
+      held.sort();
+      keys = held.filter((k) => after === undefined || k > after).slice(0, limit + 1);
+      total = held.length;
     }
-    const seen = new Set<string>();
-    const out: KnownContract[] = [];
+    const more = keys.length > limit;
+    if (more) keys = keys.slice(0, limit);
+    const contracts: KnownContract[] = [];
     for (const key of keys) {
       const parsed = parseAbiKey(key);
-      if (parsed === undefined || seen.has(key)) continue;
-      seen.add(key);
-      out.push(parsed);
+      if (parsed !== undefined) contracts.push(parsed);
     }
-    out.sort((a, b) =>
-      a.network === b.network
-        ? `${a.contractAddress}.${a.contractName}`.localeCompare(`${b.contractAddress}.${b.contractName}`)
-        : a.network.localeCompare(b.network),
-    );
-    return out;
+    // A first page that holds everything is its own count (every small cache): no count query.
+    total ??= !more && after === undefined ? contracts.length : () => this.#countAbis();
+    return {
+      contracts,
+      total: typeof total === 'number' ? total : await total(),
+      ...(more ? { nextCursor: keys[keys.length - 1]!.slice(ABI_PREFIX.length) } : {}),
+    };
+  }
+
+  /**
+   * The number of cached ABIs for a paged answer, reused for COUNT_MEMO_MS: counting walks
+   * the index (about 16 ms for 100k ABIs in SQLite), which paging through a large cache
+   * should not pay on every page.
+   */
+  async #countAbis(): Promise<number> {
+    const now = Date.now();
+    if (this.#abiCount !== undefined && now - this.#abiCount.at < COUNT_MEMO_MS) return this.#abiCount.value;
+    const value = await this.cache.count(ABI_PREFIX);
+    this.#abiCount = { value, at: now };
+    return value;
   }
 
   /** Forget parsed copies (after an admin invalidation). */
