@@ -93,7 +93,9 @@ describe('known-contracts with 100k cached ABIs', () => {
   it('sees an ABI stored after start-up (the index is the store, kept as ABIs are written)', async () => {
     node.setAbi(MAINNET_ADDR, 'zz-late', SAMPLE_ABI);
     expect((await request(`${gw.url}/contract-calls/abi/${MAINNET_ADDR}/zz-late`)).status).toBe(200);
-    const last = await known(`?limit=5&cursor=${encodeURIComponent(`mainnet:${MAINNET_ADDR}.${nameOf(COUNT - 2)}`)}`);
+    const last = await known(
+      `?limit=5&cursor=${encodeURIComponent(`mainnet:${MAINNET_ADDR}.${nameOf(COUNT - 2)}`)}`,
+    );
     expect(last.body.data.contracts.cached.map((c: { contractName: string }) => c.contractName)).toEqual([
       nameOf(COUNT - 1),
       'zz-late',
@@ -101,12 +103,15 @@ describe('known-contracts with 100k cached ABIs', () => {
     expect(last.body.data.nextCursor).toBeUndefined();
   });
 
-  it.each([['0'], ['-1'], ['abc'], ['10001'], ['1.5']])('refuses limit=%s with VALIDATION_ERROR', async (limit) => {
-    const res = await known(`?limit=${limit}`);
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('VALIDATION_ERROR');
-    expect(res.body.error.message).toContain('limit must be a whole number from 1 to 10000');
-  });
+  it.each([['0'], ['-1'], ['abc'], ['10001'], ['1.5']])(
+    'refuses limit=%s with VALIDATION_ERROR',
+    async (limit) => {
+      const res = await known(`?limit=${limit}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.message).toContain('limit must be a whole number from 1 to 10000');
+    },
+  );
 });
 
 describe('known-contracts on a small cache', () => {
