@@ -139,7 +139,8 @@ export class ReadThroughCache {
       this.onOutcome('coalesced', key);
       return { value, outcome: 'coalesced', stored };
     }
-    if (older !== undefined) older.superseded = true;
+    // Only a bust that stores has a newer value to protect (bust + skip leaves the cache alone).
+    if (older !== undefined && wantsStore) older.superseded = true;
     const flight: { -readonly [K in keyof InFlight]: InFlight[K] } = {
       promise: undefined as unknown as Promise<Loaded>,
       leaderStores: wantsStore,

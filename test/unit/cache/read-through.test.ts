@@ -151,6 +151,21 @@ describe('ReadThroughCache', () => {
     expect((await store.get('k'))?.value).toBe('new');
   });
 
+  it('a bust with skipCache has no value to protect: the older load still stores its own', async () => {
+    const { cache, store } = setup();
+    const older = heldLoader();
+    const newer = heldLoader();
+    const first = cache.get('k', older.load);
+    await older.started;
+    const bust = cache.get('k', newer.load, { bust: true, skip: true });
+    await newer.started;
+    newer.answer('new');
+    expect(await bust).toMatchObject({ value: 'new', stored: false });
+    older.answer('old');
+    expect(await first).toMatchObject({ value: 'old', stored: true });
+    expect((await store.get('k'))?.value).toBe('old');
+  });
+
   it('a joiner that wants the value stored stores it when the leader skipped', async () => {
     const { cache, store } = setup();
     const gate = deferred<string>();
