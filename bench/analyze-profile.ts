@@ -3,25 +3,31 @@
  * inclusive time per function, and self time per module (a package in node_modules, a file of
  * the gateway, Node's internals, V8's own buckets such as the garbage collector).
  *
+ * Frames of a bundle (the production dist/clarity-cache.mjs) are mapped back to their original
+ * source file and line through the bundle's source map (node:module's SourceMap), so that the
+ * gateway's modules and the packages stay told apart.
+ *
  * Usage: node --import tsx bench/analyze-profile.ts <file.cpuprofile> [topN]
  */
 import fs from 'node:fs';
+import { SourceMap } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-interface CallFrame {
+export interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
   columnNumber: number;
 }
 
-interface ProfileNode {
+export interface ProfileNode {
   id: number;
   callFrame: CallFrame;
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
@@ -58,6 +64,58 @@ export interface ProfileSummary {
 
 const SPECIAL = new Set(['(idle)', '(program)', '(garbage collector)', '(root)']);
 
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** A frame of the gateway's own code: the tsc output, or a source file the bundle's map points to. */
+export const isGatewayFrame = (url: string): boolean =>
+  url.includes('/dist/src/') || url.startsWith(`file://${ROOT}/src/`);
+
+/**
+ * Read a .cpuprofile, with every frame of a source-mapped file (a `.map` beside it) rewritten to
+ * its original file and line: the bundle's one file becomes src/… and node_modules/… again.
+ */
+export function loadProfile(file: string): CpuProfile {
+  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
+  const maps = new Map<string, SourceMap | undefined>();
+  const mapOf = (url: string): SourceMap | undefined => {
+    if (!maps.has(url)) {
+      let map: SourceMap | undefined;
+      try {
+        const js = fileURLToPath(url);
+        if (fs.existsSync(`${js}.map`)) {
+          map = new SourceMap(JSON.parse(fs.readFileSync(`${js}.map`, 'utf8')));
+        }
+      } catch {
+        map = undefined;
+      }
+      maps.set(url, map);
+    }
+    return maps.get(url);
+  };
+  for (const node of profile.nodes) {
+    const f = node.callFrame;
+    if (!f.url.startsWith('file://')) continue;
+    const map = mapOf(f.url);
+    if (map === undefined) continue;
+    const entry = map.findEntry(f.lineNumber, f.columnNumber) as {
+      originalSource?: string;
+      originalLine?: number;
+      originalColumn?: number;
+    };
+    if (entry.originalSource === undefined) continue;
+    const source = entry.originalSource.startsWith('file://')
+      ? entry.originalSource
+      : `file://${path.resolve(path.dirname(fileURLToPath(f.url)), entry.originalSource)}`;
+    node.callFrame = {
+      ...f,
+      url: source,
+      lineNumber: entry.originalLine ?? f.lineNumber,
+      columnNumber: entry.originalColumn ?? f.columnNumber,
+    };
+  }
+  return profile;
+}
+
 /** The module a frame belongs to: a package, a gateway file, Node internals, or a V8 bucket. */
 export function moduleOf(frame: CallFrame): string {
   const { url, functionName } = frame;
@@ -70,21 +128,23 @@ export function moduleOf(frame: CallFrame): string {
   }
   const src = url.indexOf('/dist/src/');
   if (src >= 0) return `gateway: ${url.slice(src + '/dist/'.length)}`;
+  if (url.startsWith(`file://${ROOT}/src/`)) return `gateway: ${url.slice(`file://${ROOT}/`.length)}`;
   return url.replace(/^file:\/\//, '');
 }
 
-function label(frame: CallFrame): string {
+export function label(frame: CallFrame): string {
   const name = frame.functionName === '' ? '(anonymous)' : frame.functionName;
   if (frame.url === '') return name;
   let where = frame.url.replace(/^file:\/\//, '');
   const nm = where.lastIndexOf('/node_modules/');
   if (nm >= 0) where = where.slice(nm + '/node_modules/'.length);
   else if (where.includes('/dist/')) where = where.slice(where.indexOf('/dist/') + 1);
+  else if (where.startsWith(`${ROOT}/`)) where = where.slice(ROOT.length + 1);
   return `${name} (${where}:${frame.lineNumber + 1})`;
 }
 
 export function analyzeProfile(file: string, top = 10): ProfileSummary {
-  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile;
+  const profile = loadProfile(file);
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
   for (const node of profile.nodes) {
@@ -116,7 +176,7 @@ export function analyzeProfile(file: string, top = 10): ProfileSummary {
     let charged = false;
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const frame = byId.get(id)!.callFrame;
-      if (!frame.url.includes('/dist/src/')) continue;
+      if (!isGatewayFrame(frame.url)) continue;
       if (!charged) {
         charged = true;
         const a = attributedUs.get(label(frame)) ?? { frame, us: 0 };

@@ -1,16 +1,22 @@
 /**
- * The load generator, run by bench/run.ts in a process of its own (never in a server's
- * process): autocannon's engine, driven through its programmatic API so that
+ * The load generator: wrk (Debian package `wrk`, /usr/bin/wrk), a C event loop that needs a
+ * fraction of a core where a Node load generator saturates its own core before a bare Node server
+ * does (autocannon used ~80 % of a core against bare node:http, which understated the gap to the
+ * Node ceiling). One thread (`-t1`), N connections, closed loop (each connection sends its next
+ * request as soon as the answer arrived).
  *
- * - every response time is kept at full resolution (autocannon's own latency histogram, and so
- *   its CLI's `--json`, rounds to whole milliseconds, which is too coarse for hit latencies of
- *   one or two milliseconds), and
- * - request bodies can be spread over many cache keys (`spread`), which the CLI cannot do.
- *
- * Usage: node --import tsx bench/load.ts '<LoadSpec as JSON>'
- * Prints one line of JSON (a LoadResult) on stdout.
+ * A Lua script (written per run) sets the POST body, or builds one body per request when the load
+ * is spread over many cache keys, and its `done()` prints one line of JSON: counts, latency
+ * percentiles (wrk keeps them in microseconds, full resolution) and wrk's own CPU time, read from
+ * /proc/self/stat after its threads have finished (a process's utime/stime include its ended
+ * threads), so the load generator's cost is measured by the process itself, over the run only.
  */
-import autocannon, { type Request, type Result } from 'autocannon';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const WRK = process.env.WRK ?? '/usr/bin/wrk';
 
 export interface LoadSpec {
   /** Full URL, path included. */
@@ -20,28 +26,29 @@ export interface LoadSpec {
   readonly body?: string;
   /**
    * Spread the requests over `count` distinct bodies: `${prefix}${id}${suffix}` with `id` uniform
-   * in [0, count). Each body is built per request (the same way at every size).
+   * in [0, count). Each body is built per request by the Lua script (the same way at every size).
    */
   readonly spread?: { readonly count: number; readonly prefix: string; readonly suffix: string };
   readonly connections: number;
-  /** A fixed request rate over all connections (req/s); unset = closed loop, as fast as answered. */
-  readonly rate?: number;
-  /** Unmeasured run first, same connections and requests. */
+  /** Unmeasured run first (a wrk run of its own), same connections and requests. */
   readonly warmupSeconds: number;
+  /** Whole seconds (wrk's -d). */
   readonly durationSeconds: number;
 }
 
 export interface LoadResult {
-  /** Successful (2xx) responses per second over the measured run. */
+  /** Successful responses per second over the measured run. */
   readonly rps: number;
   readonly ok: number;
+  /** Answers with a status ≥ 400 (wrk's "status" errors). */
   readonly non2xx: number;
+  /** Connect, read and write errors. */
   readonly errors: number;
   readonly timeouts: number;
   readonly durationSeconds: number;
-  /** CPU used by this load generator over the measured run, % of one core: near 100 = it is the bottleneck. */
+  /** CPU used by wrk over the measured run, % of one core: near 100 = it is the bottleneck. */
   readonly loadGeneratorCpuPct: number;
-  /** Response times of the 2xx responses, ms. */
+  /** Response times, ms (wrk's histogram has microsecond resolution). */
   readonly latencyMs: {
     readonly p50: number;
     readonly p90: number;
@@ -52,93 +59,125 @@ export interface LoadResult {
   };
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
-}
+/** A Lua string literal for any text (long brackets would break on `]]` in a body). */
+const luaString = (s: string): string =>
+  `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r')}"`;
 
-function run(spec: LoadSpec, seconds: number, record: ((ms: number) => void) | undefined): Promise<Result> {
-  const headers = { 'content-type': 'application/json' };
-  let requests: Request[] | undefined;
+export function luaScript(spec: LoadSpec, clockTicks: number): string {
+  const lines = [
+    `wrk.method = ${luaString(spec.method)}`,
+    `wrk.headers["Content-Type"] = "application/json"`,
+  ];
+  if (spec.body !== undefined && spec.spread === undefined) lines.push(`wrk.body = ${luaString(spec.body)}`);
   if (spec.spread !== undefined) {
     const { count, prefix, suffix } = spec.spread;
-    requests = [
-      {
-        method: spec.method,
-        headers,
-        setupRequest: (req) => ({ ...req, body: `${prefix}${Math.floor(Math.random() * count)}${suffix}` }),
-      },
-    ];
-  }
-  return new Promise((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: spec.url,
-        connections: spec.connections,
-        duration: seconds,
-        timeout: 10,
-        method: spec.method,
-        headers,
-        ...(spec.body === undefined ? {} : { body: spec.body }),
-        ...(requests === undefined ? {} : { requests }),
-        ...(spec.rate === undefined ? {} : { overallRate: spec.rate }),
-      },
-      (err, result) => (err === null ? resolve(result) : reject(err)),
+    lines.push(
+      `local prefix, suffix, count = ${luaString(prefix)}, ${luaString(suffix)}, ${Math.floor(count)}`,
+      // Each wrk thread has a Lua state of its own, seeded in init().
+      `function init(args) math.randomseed(os.time()) end`,
+      `function request() return wrk.format(nil, nil, nil, prefix .. math.random(0, count - 1) .. suffix) end`,
     );
-    if (record !== undefined) {
-      instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
-        if (status >= 200 && status < 300) record(ms);
-      });
-    }
+  }
+  lines.push(
+    `function done(summary, latency, requests)`,
+    `  local f = io.open("/proc/self/stat", "r")`,
+    `  local stat = f:read("*a")`,
+    `  f:close()`,
+    // Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
+    `  local rest = stat:sub(stat:match(".*()%)") + 2)`,
+    `  local fields = {}`,
+    `  for v in rest:gmatch("%S+") do fields[#fields + 1] = v end`,
+    `  local cpuMs = (tonumber(fields[12]) + tonumber(fields[13])) * 1000 / ${clockTicks}`,
+    `  local e = summary.errors`,
+    `  io.write(string.format('{"requests":%d,"durationUs":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"cpuMs":%.1f,"p50":%d,"p90":%d,"p99":%d,"p999":%d,"max":%d,"mean":%.1f}\\n',`,
+    `    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout, cpuMs,`,
+    `    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9),`,
+    `    latency.max, latency.mean))`,
+    `end`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+interface WrkDone {
+  requests: number;
+  durationUs: number;
+  connect: number;
+  read: number;
+  write: number;
+  status: number;
+  timeout: number;
+  cpuMs: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
+}
+
+/** Called with wrk's pid once it is spawned (the caller may sample /proc/<pid> meanwhile). */
+export type OnSpawn = (pid: number) => void;
+
+function runWrk(spec: LoadSpec, seconds: number, clockTicks: number, onSpawn?: OnSpawn): Promise<WrkDone> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'clarity-wrk-'));
+  const script = path.join(dir, 'load.lua');
+  fs.writeFileSync(script, luaScript(spec, clockTicks));
+  const args = [
+    '-t1',
+    `-c${spec.connections}`,
+    `-d${Math.max(1, Math.round(seconds))}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    script,
+    spec.url,
+  ];
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      WRK,
+      args,
+      { timeout: (seconds + 60) * 1000, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => {
+        fs.rmSync(dir, { recursive: true, force: true });
+        const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
+        if (err !== null || line === undefined) {
+          reject(
+            new Error(`wrk ${args.join(' ')} failed: ${err?.message ?? 'no summary'}\n${stdout}\n${stderr}`),
+          );
+          return;
+        }
+        resolve(JSON.parse(line) as WrkDone);
+      },
+    );
+    if (child.pid !== undefined) onSpawn?.(child.pid);
   });
 }
 
-export async function generateLoad(spec: LoadSpec): Promise<LoadResult> {
-  if (spec.warmupSeconds > 0) await run(spec, spec.warmupSeconds, undefined);
-  let samples = new Float64Array(1 << 20);
-  let n = 0;
-  const record = (ms: number): void => {
-    if (n === samples.length) {
-      const bigger = new Float64Array(samples.length * 2);
-      bigger.set(samples);
-      samples = bigger;
-    }
-    samples[n++] = ms;
-  };
-  const cpu0 = process.cpuUsage();
-  const result = await run(spec, spec.durationSeconds, record);
-  const cpu = process.cpuUsage(cpu0);
-  const sorted = samples.slice(0, n).sort();
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  const round = (v: number): number => Math.round(v * 1000) / 1000;
+export async function generateLoad(
+  spec: LoadSpec,
+  clockTicks: number,
+  onSpawn?: OnSpawn,
+): Promise<LoadResult> {
+  if (spec.warmupSeconds > 0) await runWrk(spec, spec.warmupSeconds, clockTicks);
+  const d = await runWrk(spec, spec.durationSeconds, clockTicks, onSpawn);
+  const seconds = d.durationUs / 1e6;
+  const ok = d.requests - d.status;
+  const ms3 = (us: number): number => Math.round(us) / 1000;
   return {
-    rps: Math.round(result['2xx'] / result.duration),
-    ok: result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    durationSeconds: round(result.duration),
-    loadGeneratorCpuPct: Math.round((cpu.user + cpu.system) / 10 / (result.duration * 1000)),
+    rps: Math.round(ok / seconds),
+    ok,
+    non2xx: d.status,
+    errors: d.connect + d.read + d.write,
+    timeouts: d.timeout,
+    durationSeconds: Math.round(seconds * 1000) / 1000,
+    loadGeneratorCpuPct: Math.round(d.cpuMs / 10 / seconds),
     latencyMs: {
-      p50: round(percentile(sorted, 50)),
-      p90: round(percentile(sorted, 90)),
-      p99: round(percentile(sorted, 99)),
-      p999: round(percentile(sorted, 99.9)),
-      max: round(n === 0 ? Number.NaN : sorted[n - 1]!),
-      mean: round(n === 0 ? Number.NaN : sum / n),
+      p50: ms3(d.p50),
+      p90: ms3(d.p90),
+      p99: ms3(d.p99),
+      p999: ms3(d.p999),
+      max: ms3(d.max),
+      mean: ms3(d.mean),
     },
   };
-}
-
-if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) {
-  const spec = JSON.parse(process.argv[2] ?? '') as LoadSpec;
-  generateLoad(spec).then(
-    (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
-    (err: unknown) => {
-      process.stderr.write(`load: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
 }

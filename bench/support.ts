@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { freePort } from '../test/support/process.js';
 import type { FakeNodeCommand } from './fake-node-process.js';
-import type { LoadResult, LoadSpec } from './load.js';
+import { generateLoad, type LoadResult, type LoadSpec } from './load.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export { freePort };
@@ -293,11 +293,12 @@ export async function startReference(
   responses: Record<string, string>,
   dir: string,
   script = 'bench/reference-server.ts',
+  nodeFlags: string[] = [],
 ): Promise<Server> {
   const port = await freePort();
   const file = path.join(dir, 'reference-responses.json');
   fs.writeFileSync(file, JSON.stringify(responses));
-  const proc = spawnNode(['--import', 'tsx', script], {
+  const proc = spawnNode([...nodeFlags, '--import', 'tsx', script], {
     PORT: String(port),
     REFERENCE_RESPONSES: file,
   });
@@ -307,18 +308,12 @@ export async function startReference(
   return { url, proc };
 }
 
-// --- the load generator in its own process ---
+// --- the load generator (wrk, a process of its own) ---
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  const proc = spawnNode(['--import', 'tsx', 'bench/load.ts', JSON.stringify(spec)]);
-  const code = await proc.exited;
-  const line = proc
-    .output()
-    .split('\n')
-    .find((l) => l.startsWith('{'));
-  if (code !== 0 || line === undefined) throw new Error(`load generator failed (${code}):\n${proc.output()}`);
-  const result = JSON.parse(line) as LoadResult;
-  if (result.ok === 0) throw new Error(`load generator got no 2xx answer from ${spec.url}: ${line}`);
+  const result = await generateLoad(spec, clockTicksPerSecond());
+  if (result.ok === 0)
+    throw new Error(`load generator got no successful answer from ${spec.url}: ${JSON.stringify(result)}`);
   return result;
 }
 
@@ -344,13 +339,19 @@ export function memoryOf(pid: number): Memory {
 
 let clockTicks: number | undefined;
 
+/** The kernel's clock ticks per second (the unit of /proc/<pid>/stat's CPU times). */
+export function clockTicksPerSecond(): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  return clockTicks;
+}
+
 /** CPU time (user + system, every thread) a process has used so far, ms, from /proc/<pid>/stat. */
 export function cpuMsOf(pid: number): number {
-  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  const ticks = clockTicksPerSecond();
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) / clockTicks) * 1000;
+  return ((Number(fields[11]) + Number(fields[12])) / ticks) * 1000;
 }
 
 export function median(values: readonly number[]): number {

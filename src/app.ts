@@ -8,34 +8,38 @@ import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
-import { type Config, NETWORKS, type Network } from './config.js';
+import type { Config } from './config.js';
+import { explorerRoutes } from './explorer/plugin.js';
+import { requireHostHeader } from './http/client-errors.js';
+import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
 import { installJsonParsing } from './http/raw-body.js';
-import { trackRoutes } from './http/route-table.js';
+import { trackEndpoints, trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { decodeRoute } from './http/routes/decode.js';
+import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { createServer, installRequestHooks } from './http/server.js';
-import { instrumentBudget, Metrics } from './observability/metrics.js';
+import { Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import { ReadOnlyService } from './service/read-only.js';
 import type { AttemptEvent } from './upstream/attempts.js';
 import type { Budget } from './upstream/budget/budget.js';
-import { createTokenBuckets } from './upstream/budget/local.js';
+import { createUpstreamBuckets } from './upstream/budget/local.js';
 import type { NodeApi } from './upstream/node-api.js';
-import { createDefaultPool } from './upstream/pool.js';
+import { createPool, type UpstreamPool } from './upstream/pool.js';
 import { StacksNodeClient } from './upstream/stacks-node.js';
 
 export interface GatewayDeps {
   readonly store?: CacheStore;
   readonly node?: NodeApi & { close?(): Promise<void> | void; drain?(): void };
-  /** The budget of each network's default upstream (today the only one). */
-  readonly budgets?: Record<Network, Budget>;
+  /** The budget of each upstream, by upstream id (a network's first upstream has the network's name). */
+  readonly budgets?: Record<string, Budget>;
 }
 
 export interface Gateway {
@@ -44,6 +48,8 @@ export interface Gateway {
   readonly store: CacheStore;
   readonly cache: ReadThroughCache;
   readonly metrics: Metrics;
+  /** The upstreams and their state (undefined when a node API was injected). */
+  readonly upstreams: UpstreamPool | undefined;
   /** Stop accepting, finish what is in flight, then release the store and upstream pools. */
   close(): Promise<void>;
 }
@@ -61,10 +67,11 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     config.cacheStore === 'redis'
       ? await (await import('./redis/scale-out.js')).createRedisScaleOut(config, log)
       : undefined;
-  const rawBudgets: Record<Network, Budget> =
-    deps.budgets ?? scaleOut?.budgets ?? createTokenBuckets(NETWORKS, config);
+  const rawBudgets: Record<string, Budget> =
+    deps.budgets ?? scaleOut?.budgets ?? createUpstreamBuckets(config.upstreams, config);
+  let pool: UpstreamPool | undefined;
   const metrics = new Metrics({
-    budgets: rawBudgets,
+    pool: () => pool,
     hotEntries: () => (store === undefined ? 0 : hotEntries(store)),
   });
   const onStoreError = (err: unknown, op: string): void => {
@@ -88,24 +95,56 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     coalescer: scaleOut?.coalescer,
   });
 
-  const upstreamHealth = new UpstreamHealth();
-  const budgets = Object.fromEntries(
-    NETWORKS.map((n) => [n, instrumentBudget(n, rawBudgets[n], metrics)]),
-  ) as Record<Network, Budget>;
   const onAttempt = (event: AttemptEvent): void => {
     metrics.upstreamAttempt(event);
     upstreamHealth.record(event);
   };
-  // One upstream per network today; the pool is where several will be chosen from (issue 13).
-  const pool = createDefaultPool(config, budgets);
-  const node = deps.node ?? new StacksNodeClient({ config, pool, logger: log, onAttempt });
+  // The upstreams of both networks (extensions.md section 3): selection, failover, breakers,
+  // hedging, lag and the fair queue for budget tokens all live in the pool and the attempt loop.
+  if (deps.node === undefined) {
+    pool = createPool(config, rawBudgets, {
+      settings: {
+        breakerFailures: config.upstreamBreakerFailures,
+        breakerCooldownMs: config.upstreamBreakerCooldownMs,
+        // A probe that never reports (its instance died) blocks others no longer than an attempt can take.
+        probeLeaseMs: config.upstreamTimeoutMs + 1000,
+        maxLagBlocks: config.upstreamMaxLagBlocks,
+        queueTimeoutMs: config.upstreamQueueTimeoutMs,
+        maxWaitingPerClient: config.upstreamMaxWaitingPerClient,
+      },
+      ...(scaleOut === undefined ? {} : { breakerSync: scaleOut.breakers }),
+      onBreaker: (u, state) => {
+        if (state === 'open') {
+          log.warn(
+            {
+              network: u.network,
+              upstream: u.id,
+              url: u.label,
+              cooldownMs: config.upstreamBreakerCooldownMs,
+            },
+            'upstream circuit open: skipping this upstream until one probe succeeds',
+          );
+        } else {
+          log.info({ network: u.network, upstream: u.id, url: u.label }, 'upstream circuit closed');
+        }
+      },
+      onAcquire: (network, upstream, waitedMs) => metrics.budgetWait(network, upstream?.id, waitedMs / 1000),
+    });
+  }
+  const upstreamPool = pool;
+  const upstreamHealth = new UpstreamHealth(() => upstreamPool);
+  const node = deps.node ?? new StacksNodeClient({ config, pool: upstreamPool!, logger: log, onAttempt });
 
   const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes, config.cacheNegativeTtlS * 1000);
   const readOnly = new ReadOnlyService(cache, abis, node);
 
   installJsonParsing(app);
 
-  installErrorHandling(app, trackRoutes(app));
+  const routeTable = trackRoutes(app);
+  installErrorHandling(app, routeTable);
+  requireHostHeader(app);
+  installCors(app, config.corsOrigins, routeTable);
+  const endpoints = trackEndpoints(app);
 
   let draining = false;
   installRequestHooks(app, {
@@ -115,6 +154,8 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
+  await app.register(endpointIndexRoutes, { endpoints });
+  await app.register(explorerRoutes);
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
@@ -137,11 +178,13 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const close = (): Promise<void> => {
     closing ??= (async () => {
       draining = true;
-      // Upstream first: requests waiting for a budget token or in a retry's backoff are
-      // answered SERVICE_UNAVAILABLE 503 now and no retry starts, so that app.close() below
-      // drains answered requests instead of waiting on the upstream until the grace period
-      // kills the process with their sockets still open (issue 12, defect 9).
+      // Upstream first: requests waiting for a budget token (in the pool's fair queue or a
+      // budget) or in a retry's backoff are answered SERVICE_UNAVAILABLE 503 now and no retry
+      // starts, so that app.close() below drains answered requests instead of waiting on the
+      // upstream until the grace period kills the process with their sockets still open
+      // (issue 12, defect 9).
       node.drain?.();
+      upstreamPool?.close();
       for (const b of Object.values(rawBudgets)) b.close();
       // Attempts under way get half the grace period to finish, then are aborted (503), so
       // that every request is answered before SHUTDOWN_GRACE_MS ends the process.
@@ -157,5 +200,5 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     })();
     return closing;
   };
-  return { app, config, store, cache, metrics, close };
+  return { app, config, store, cache, metrics, upstreams: upstreamPool, close };
 }

@@ -4,6 +4,11 @@
  * the variable.
  */
 import path from 'node:path';
+import { ConfigError } from './config-error.js';
+import { loadUpstreamDefinitions, type UpstreamDefinition } from './upstream/definitions.js';
+
+export { ConfigError } from './config-error.js';
+export type { UpstreamDefinition } from './upstream/definitions.js';
 
 export type Network = 'mainnet' | 'testnet';
 export const NETWORKS: readonly Network[] = ['mainnet', 'testnet'];
@@ -13,7 +18,10 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   readonly port: number;
   readonly host: string;
+  /** Each network's first (preferred) upstream URL. */
   readonly upstreamUrls: Readonly<Record<Network, string>>;
+  /** Every upstream of both networks, each network's in preference order (extensions.md section 3). */
+  readonly upstreams: readonly UpstreamDefinition[];
   readonly stacksApiKey: string | undefined;
   readonly cacheStore: CacheStoreKind;
   readonly dataDir: string;
@@ -25,6 +33,18 @@ export interface Config {
   readonly upstreamRetryAfterCapMs: number;
   readonly upstreamRateLimitPerMinute: number;
   readonly upstreamQueueTimeoutMs: number;
+  /** Consecutive transient failures that open an upstream's circuit. */
+  readonly upstreamBreakerFailures: number;
+  /** How long an open circuit skips its upstream before one probe. */
+  readonly upstreamBreakerCooldownMs: number;
+  /** Send a second attempt elsewhere after this long without an answer; undefined = off. */
+  readonly upstreamHedgeMs: number | undefined;
+  /** Blocks behind the network's highest seen tip before an upstream is skipped for latest-state reads. */
+  readonly upstreamMaxLagBlocks: number;
+  /** Requests one client may have waiting for an upstream budget token. */
+  readonly upstreamMaxWaitingPerClient: number;
+  /** Take the client's address from the first X-Forwarded-For hop. */
+  readonly trustProxy: boolean;
   /** Entries held in the in-memory hot tier in front of the persistent store. */
   readonly hotCacheMaxEntries: number;
   /** Byte budget of the hot tier (approximate: UTF-16 size of keys and values plus overhead). */
@@ -39,16 +59,17 @@ export interface Config {
   /** Admin API bearer token; the admin routes exist only when it is set. */
   readonly adminToken: string | undefined;
   readonly shutdownGraceMs: number;
-}
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`invalid configuration: ${variable} ${message}`);
-    this.name = 'ConfigError';
-  }
+  /**
+   * Origins allowed by CORS on the public routes: `['*']` (any), a list of origins, or empty
+   * (`CORS_ORIGINS=none`: no CORS headers at all).
+   */
+  readonly corsOrigins: readonly string[];
+  /** Longest wait for a request's complete header section (slowloris guard). */
+  readonly httpHeadersTimeoutMs: number;
+  /** Longest wait for a whole request, body included. */
+  readonly httpRequestTimeoutMs: number;
+  /** Most client connections held open at once; beyond it new connections are dropped. */
+  readonly httpMaxConnections: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -82,18 +103,40 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
   return raw as T;
 }
 
-function url(env: Env, name: string, fallback: string): string {
-  const raw = str(env, name, fallback);
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const v = raw.toLowerCase();
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+/** `*`, `none`, or a comma-separated list of origins (scheme://host[:port], no path). */
+function origins(env: Env, name: string): readonly string[] {
+  const raw = str(env, name, '*');
+  if (raw === '*') return Object.freeze(['*']);
+  if (raw.toLowerCase() === 'none') return Object.freeze([]);
+  const list = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const origin of list) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    // An Origin header is exactly scheme://host[:port]: anything else could never match.
+    if (parsed === undefined || parsed.origin !== origin) {
+      throw new ConfigError(
+        name,
+        `must be *, none or a comma-separated list of origins like https://app.example.com, got "${origin}"`,
+      );
+    }
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
-  }
-  return raw.replace(/\/+$/, '');
+  return Object.freeze(list);
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -104,14 +147,20 @@ export function loadConfig(env: Env = process.env): Config {
     if (!/^rediss?:\/\//.test(redisUrl))
       throw new ConfigError('REDIS_URL', `must be a redis:// URL, got "${redisUrl}"`);
   }
+  const stacksApiKey = optional(env, 'STACKS_API_KEY');
+  const upstreamRateLimitPerMinute = int(env, 'UPSTREAM_RATE_LIMIT_PER_MINUTE', 20, 1);
+  const upstreams = loadUpstreamDefinitions(env, {
+    apiKey: stacksApiKey,
+    rateLimitPerMinute: upstreamRateLimitPerMinute,
+  }).map((u) => Object.freeze(u));
+  const firstUrl = (network: Network): string => upstreams.find((u) => u.network === network)!.url;
+  const hedge = int(env, 'UPSTREAM_HEDGE_MS', 0, 0);
   const config: Config = {
     port: int(env, 'PORT', 3000, 0, 65535),
     host: str(env, 'HOST', '0.0.0.0'),
-    upstreamUrls: Object.freeze({
-      mainnet: url(env, 'STACKS_API_URL_MAINNET', 'https://api.hiro.so'),
-      testnet: url(env, 'STACKS_API_URL_TESTNET', 'https://api.testnet.hiro.so'),
-    }),
-    stacksApiKey: optional(env, 'STACKS_API_KEY'),
+    upstreamUrls: Object.freeze({ mainnet: firstUrl('mainnet'), testnet: firstUrl('testnet') }),
+    upstreams: Object.freeze(upstreams),
+    stacksApiKey,
     cacheStore,
     dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
     redisUrl,
@@ -119,8 +168,14 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamRetries: int(env, 'UPSTREAM_RETRIES', 3, 0, 10),
     upstreamRetryBaseMs: int(env, 'UPSTREAM_RETRY_BASE_MS', 500, 0),
     upstreamRetryAfterCapMs: int(env, 'UPSTREAM_RETRY_AFTER_CAP_MS', 10_000, 0),
-    upstreamRateLimitPerMinute: int(env, 'UPSTREAM_RATE_LIMIT_PER_MINUTE', 20, 1),
+    upstreamRateLimitPerMinute,
     upstreamQueueTimeoutMs: int(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', 10_000, 0),
+    upstreamBreakerFailures: int(env, 'UPSTREAM_BREAKER_FAILURES', 5, 1),
+    upstreamBreakerCooldownMs: int(env, 'UPSTREAM_BREAKER_COOLDOWN_MS', 30_000, 1),
+    upstreamHedgeMs: hedge === 0 ? undefined : hedge,
+    upstreamMaxLagBlocks: int(env, 'UPSTREAM_MAX_LAG_BLOCKS', 2, 0),
+    upstreamMaxWaitingPerClient: int(env, 'UPSTREAM_MAX_WAITING_PER_CLIENT', 16, 0),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
     hotCacheMaxEntries: int(env, 'HOT_CACHE_MAX_ENTRIES', 10_000, 1),
     // Defaults keep RSS under the benchmark's 256 MiB bound with 1M entries in SQLite.
     hotCacheMaxBytes: int(env, 'HOT_CACHE_MAX_BYTES', 32 * MIB, 1 * MIB),
@@ -139,6 +194,17 @@ export function loadConfig(env: Env = process.env): Config {
     ]),
     adminToken: optional(env, 'ADMIN_TOKEN'),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
+    httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1),
+    httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1),
+    httpMaxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 10_000, 1),
   };
+  // Node refuses a headers timeout longer than the request timeout: say so by name instead.
+  if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS',
+      `must not exceed HTTP_REQUEST_TIMEOUT_MS (${config.httpRequestTimeoutMs}), got ${config.httpHeadersTimeoutMs}`,
+    );
+  }
   return Object.freeze(config);
 }

@@ -8,7 +8,7 @@ export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: {
     status: 400,
     description:
-      'malformed JSON, missing or mistyped fields, unsupported Clarity type, value out of range, bad network, bad ttl (413 for a body over the limit)',
+      'malformed JSON, missing or mistyped fields, unsupported Clarity type, value out of range, bad network, bad ttl, malformed HTTP (408 request too slow, 413 body over the limit, 414 URL too long, 415 unsupported Content-Type, 431 headers too large)',
   },
   INVALID_HEX_STRING: { status: 400, description: 'not 0x followed by an even number of hex digits' },
   DESERIALIZATION_ERROR: {

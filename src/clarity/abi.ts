@@ -100,30 +100,36 @@ export function describeType(t: AbiType): string {
   return JSON.stringify(t);
 }
 
-/** What a value is, briefly, for "expected X, got Y" messages. */
+/** A value's text for messages, cut short: `"abc"`, `0x0102…`. */
+function brief(text: string, max = 40): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/** What a value is, briefly, with its value for scalars, for "expected X, got Y" messages. */
 function describeValue(cv: ClarityValue): string {
   switch (cv.type) {
     case ClarityType.Int:
-      return 'int';
+      return `int ${brief(String(cv.value))}`;
     case ClarityType.UInt:
-      return 'uint';
+      return `uint ${brief(String(cv.value))}`;
     case ClarityType.BoolTrue:
+      return 'bool true';
     case ClarityType.BoolFalse:
-      return 'bool';
+      return 'bool false';
     case ClarityType.PrincipalStandard:
-      return 'standard principal';
+      return `standard principal ${cv.value}`;
     case ClarityType.PrincipalContract:
-      return 'contract principal';
+      return `contract principal ${brief(cv.value, 80)}`;
     case ClarityType.Buffer:
-      return `(buff ${cv.value.length / 2})`;
+      return `(buff ${cv.value.length / 2}) ${brief(`0x${cv.value}`)}`;
     case ClarityType.StringASCII:
-      return `(string-ascii ${cv.value.length})`;
+      return `(string-ascii ${cv.value.length}) ${brief(JSON.stringify(cv.value))}`;
     case ClarityType.StringUTF8:
-      return `(string-utf8 ${codePointLength(cv.value)})`;
+      return `(string-utf8 ${codePointLength(cv.value)}) ${brief(JSON.stringify(cv.value))}`;
     case ClarityType.List:
       return `list of ${cv.value.length}`;
     case ClarityType.Tuple:
-      return 'tuple';
+      return `tuple {${brief(Object.keys(cv.value).join(', '))}}`;
     case ClarityType.OptionalNone:
       return 'none';
     case ClarityType.OptionalSome:
@@ -137,12 +143,25 @@ function describeValue(cv: ClarityValue): string {
   }
 }
 
+/** Where a value fails its type: the input path (JSON notation) and why, in one sentence. */
+export interface ArgumentMismatch {
+  /** e.g. `functionArgs[1].value.amount`: where the value sits in the simplified input form. */
+  readonly path: string;
+  readonly reason: string;
+}
+
 /**
- * The first way `cv` fails to have type `t`, described with its path, or undefined when it
- * matches. Values are at most 32 levels deep, so recursion is bounded.
+ * The first way `cv` fails to have type `t`, or undefined when it matches. Paths follow the
+ * simplified input form (`.value` into optionals, responses and containers, `[i]` for list
+ * items, `.name` for tuple fields), so a client can find the spot in what it sent. Values are
+ * at most 32 levels deep, so recursion is bounded.
  */
-function mismatch(cv: ClarityValue, t: AbiType, path: string): string | undefined {
-  const wrong = (): string => `${path}: expected ${describeType(t)}, got ${describeValue(cv)}`;
+function mismatch(cv: ClarityValue, t: AbiType, path: string): ArgumentMismatch | undefined {
+  const wrong = (): ArgumentMismatch => ({
+    path,
+    reason: `expected ${describeType(t)}, got ${describeValue(cv)}`,
+  });
+  const at = (reason: string): ArgumentMismatch => ({ path, reason });
   if (typeof t === 'string') {
     switch (t) {
       case 'uint128':
@@ -171,38 +190,40 @@ function mismatch(cv: ClarityValue, t: AbiType, path: string): string | undefine
   if (has(t, 'optional')) {
     if (cv.type === ClarityType.OptionalNone) return undefined;
     if (cv.type !== ClarityType.OptionalSome) return wrong();
-    return mismatch(cv.value, t.optional, `${path}.some`);
+    return mismatch(cv.value, t.optional, `${path}.value`);
   }
   if (has(t, 'response')) {
-    if (cv.type === ClarityType.ResponseOk) return mismatch(cv.value, t.response.ok, `${path}.ok`);
-    if (cv.type === ClarityType.ResponseErr) return mismatch(cv.value, t.response.error, `${path}.err`);
+    if (cv.type === ClarityType.ResponseOk) return mismatch(cv.value, t.response.ok, `${path}.value`);
+    if (cv.type === ClarityType.ResponseErr) return mismatch(cv.value, t.response.error, `${path}.value`);
     return wrong();
   }
   if (has(t, 'buffer')) {
     if (cv.type !== ClarityType.Buffer) return wrong();
     const len = cv.value.length / 2;
-    return len <= t.buffer.length ? undefined : `${path}: buffer of ${len} bytes exceeds ${describeType(t)}`;
+    return len <= t.buffer.length
+      ? undefined
+      : at(`expected ${describeType(t)}, got a buffer of ${len} bytes`);
   }
   if (has(t, 'string-ascii')) {
     if (cv.type !== ClarityType.StringASCII) return wrong();
     const len = cv.value.length;
     const max = t['string-ascii'].length;
-    return len <= max ? undefined : `${path}: string of ${len} characters exceeds ${describeType(t)}`;
+    return len <= max ? undefined : at(`expected ${describeType(t)}, got a string of ${len} characters`);
   }
   if (has(t, 'string-utf8')) {
     if (cv.type !== ClarityType.StringUTF8) return wrong();
     // Clarity measures string-utf8 in code points (chars), not bytes or UTF-16 units.
     const len = codePointLength(cv.value);
     const max = t['string-utf8'].length;
-    return len <= max ? undefined : `${path}: string of ${len} characters exceeds ${describeType(t)}`;
+    return len <= max ? undefined : at(`expected ${describeType(t)}, got a string of ${len} characters`);
   }
   if (has(t, 'list')) {
     if (cv.type !== ClarityType.List) return wrong();
     if (cv.value.length > t.list.length) {
-      return `${path}: list of ${cv.value.length} items exceeds ${describeType(t)}`;
+      return at(`expected ${describeType(t)}, got a list of ${cv.value.length} items`);
     }
     for (let i = 0; i < cv.value.length; i++) {
-      const m = mismatch(cv.value[i]!, t.list.type, `${path}[${i}]`);
+      const m = mismatch(cv.value[i]!, t.list.type, `${path}.value[${i}]`);
       if (m !== undefined) return m;
     }
     return undefined;
@@ -212,12 +233,16 @@ function mismatch(cv: ClarityValue, t: AbiType, path: string): string | undefine
     const declared = new Set<string>();
     for (const field of t.tuple) {
       declared.add(field.name);
-      if (!Object.hasOwn(cv.value, field.name)) return `${path}: missing tuple field "${field.name}"`;
-      const m = mismatch(cv.value[field.name]!, field.type, `${path}.${field.name}`);
+      if (!Object.hasOwn(cv.value, field.name)) {
+        return at(`expected ${describeType(t)}, got a tuple without the field "${field.name}"`);
+      }
+      const m = mismatch(cv.value[field.name]!, field.type, `${path}.value.${field.name}`);
       if (m !== undefined) return m;
     }
     for (const key of Object.keys(cv.value)) {
-      if (!declared.has(key)) return `${path}: unexpected tuple field "${key}"`;
+      if (!declared.has(key)) {
+        return at(`expected ${describeType(t)}, got a tuple with the unexpected field "${key}"`);
+      }
     }
     return undefined;
   }
@@ -226,24 +251,40 @@ function mismatch(cv: ClarityValue, t: AbiType, path: string): string | undefine
 
 /**
  * Throw INVALID_ARGUMENTS unless `args` match `fn`'s parameters in number and, deeply, in
- * type. `contractId` (`ADDRESS.name`) only serves the messages.
+ * type. `contractId` (`ADDRESS.name`) only serves the messages. The error names the failing
+ * spot once, as `details.path` (e.g. `functionArgs[1].value.amount`), says what the ABI
+ * expects and what was got (`details.reason`).
  */
 export function checkArguments(args: ClarityValue[], fn: AbiFunction, contractId: string): void {
   if (args.length !== fn.args.length) {
-    throw new GatewayError(
-      'INVALID_ARGUMENTS',
-      `Function ${fn.name} of ${contractId} takes ${fn.args.length} argument${fn.args.length === 1 ? '' : 's'}, got ${args.length}`,
-      { function: fn.name, contract: contractId, expected: fn.args.length, received: args.length },
-    );
+    const signature = fn.args.map((a) => `${a.name}: ${describeType(a.type)}`).join(', ');
+    const n = fn.args.length;
+    const reason = `${fn.name} takes ${n} argument${n === 1 ? '' : 's'}${n === 0 ? '' : ` (${signature})`}, got ${args.length}`;
+    throw new GatewayError('INVALID_ARGUMENTS', `functionArgs: ${reason} (${contractId})`, {
+      function: fn.name,
+      contract: contractId,
+      expected: n,
+      received: args.length,
+      path: 'functionArgs',
+      reason,
+    });
   }
   for (let i = 0; i < args.length; i++) {
     const param = fn.args[i]!;
-    const error = mismatch(args[i]!, param.type, param.name);
-    if (error !== undefined) {
+    const found = mismatch(args[i]!, param.type, `functionArgs[${i}]`);
+    if (found !== undefined) {
       throw new GatewayError(
         'INVALID_ARGUMENTS',
-        `Argument ${i} (${param.name}) of ${contractId}::${fn.name} does not match ${describeType(param.type)}: ${error}`,
-        { argument: i, name: param.name, expected: param.type, error },
+        `${found.path}: ${found.reason} (argument ${i}, "${param.name}", of ${contractId}::${fn.name} is ${describeType(param.type)})`,
+        {
+          function: fn.name,
+          contract: contractId,
+          argument: i,
+          name: param.name,
+          expected: param.type,
+          path: found.path,
+          reason: found.reason,
+        },
       );
     }
   }

@@ -93,6 +93,26 @@ const KINDS: ReadonlyMap<string, Kind> = new Map<string, Kind>([
   ['responseerr', 'err'],
 ]);
 
+/**
+ * The type names listed when a type is unknown: one per Clarity type, in the simplified
+ * format's spelling. Every alias in KINDS (stacks.js names, Clarity spellings) works too.
+ */
+export const SIMPLIFIED_TYPE_NAMES: readonly string[] = [
+  'uint',
+  'int',
+  'bool',
+  'principal',
+  'buffer',
+  'stringAscii',
+  'stringUtf8',
+  'list',
+  'tuple',
+  'none',
+  'some',
+  'responseOk',
+  'responseErr',
+];
+
 const MAX_U128 = (1n << 128n) - 1n;
 const MIN_I128 = -(1n << 127n);
 const MAX_I128 = (1n << 127n) - 1n;
@@ -114,12 +134,20 @@ function tooDeep(path: string): never {
   });
 }
 
-function fail(valueType: string, path: string, error: string): never {
+function fail(valueType: string, path: string, error: string, extra: Record<string, unknown> = {}): never {
   throw new GatewayError(
     'VALIDATION_ERROR',
     `Failed to convert value to Clarity value of type ${JSON.stringify(valueType)} at ${path}: ${error}`,
-    { valueType, error, path },
+    { valueType, error, path, ...extra },
   );
+}
+
+/** A short description of what a client sent, for "got ..." in messages. */
+function got(v: unknown): string {
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}…` : v)}`;
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `the ${typeof v} ${String(v)}`;
 }
 
 /** Iterative depth pre-pass over plain JSON: refuses anything nested too deep to be a value. */
@@ -186,29 +214,45 @@ function expectString(raw: unknown, valueType: string, path: string): string {
 function parseAt(input: unknown, path: string, level: number): ClarityValue {
   if (level > MAX_DEPTH) tooDeep(path);
   if (typeof input === 'string') {
+    if (!input.startsWith('0x')) {
+      // Most often a plain value (`"hello"`, `"42"`) where a typed one was meant: say both.
+      throw new GatewayError(
+        'INVALID_HEX_STRING',
+        `${path}: expected a Clarity value object {type, value} or a 0x-prefixed hex string, got ${got(input)}`,
+        { path },
+      );
+    }
     try {
       return decodeClarityHex(input, { startLevel: level });
     } catch (err) {
       // Same code and details, but say which argument or field was at fault.
-      if (isGatewayError(err)) throw new GatewayError(err.code, `${path}: ${err.message}`, err.details);
+      if (isGatewayError(err)) {
+        throw new GatewayError(err.code, `${path}: ${err.message}`, { ...err.details, path });
+      }
       throw err;
     }
   }
   if (!isPlainObject(input)) {
     throw new GatewayError(
       'VALIDATION_ERROR',
-      `${path}: expected a Clarity value object {type, value} or a 0x-prefixed hex string`,
+      `${path}: expected a Clarity value object {type, value} or a 0x-prefixed hex string, got ${got(input)}`,
       { path },
     );
   }
   const valueType = input['type'];
   if (typeof valueType !== 'string') {
-    throw new GatewayError('VALIDATION_ERROR', `${path}.type: expected a string naming a Clarity type`, {
-      path: `${path}.type`,
-    });
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      `${path}.type: expected a string naming a Clarity type (${SIMPLIFIED_TYPE_NAMES.join(', ')}), got ${valueType === undefined ? 'nothing' : got(valueType)}`,
+      { path: `${path}.type`, acceptedTypes: SIMPLIFIED_TYPE_NAMES },
+    );
   }
   const kind = KINDS.get(valueType.toLowerCase().replace(/[-_]/g, ''));
-  if (kind === undefined) fail(valueType, path, 'unsupported type');
+  if (kind === undefined) {
+    fail(valueType, path, `unsupported type; accepted types are ${SIMPLIFIED_TYPE_NAMES.join(', ')}`, {
+      acceptedTypes: SIMPLIFIED_TYPE_NAMES,
+    });
+  }
   const raw = input['value'];
   const vpath = `${path}.value`;
 

@@ -119,8 +119,8 @@ export function parseContractAddress(address: string): ContractAddressInfo {
   if (typeof decoded === 'string') {
     throw new GatewayError(
       'INVALID_CONTRACT_ADDRESS',
-      `Invalid contract address ${quote(String(address))}: ${decoded}`,
-      { contractAddress: address },
+      `Invalid contract address ${quote(String(address))}: ${decoded}; expected a Stacks address such as SP… (mainnet) or ST… (testnet)`,
+      { address, contractAddress: address },
     );
   }
   const network = networkOfVersion(decoded.version);
@@ -128,7 +128,7 @@ export function parseContractAddress(address: string): ContractAddressInfo {
     throw new GatewayError(
       'INVALID_CONTRACT_ADDRESS',
       `Invalid contract address ${quote(address)}: version ${decoded.version} is not a mainnet (SP/SM) or testnet (ST/SN) address version`,
-      { contractAddress: address },
+      { address, contractAddress: address },
     );
   }
   return { address, network, version: decoded.version, hash160: decoded.hash160 };

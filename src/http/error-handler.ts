@@ -18,8 +18,8 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; message: (e: Fasti
     message: () => 'request body is empty; a JSON object is required',
   },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
-    status: 400,
-    message: () => 'unsupported Content-Type; send application/json',
+    status: 415,
+    message: () => 'unsupported or malformed Content-Type; send application/json',
   },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
     status: 400,
@@ -28,10 +28,29 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; message: (e: Fasti
   FST_ERR_CTP_INVALID_TYPE: { status: 400, message: () => 'Content-Type header is invalid' },
 };
 
+/**
+ * The values a field accepts when it failed a `const`/`enum` check (a union of literals such
+ * as `network` fails one `const` per branch), so the message can name them all.
+ */
+function acceptedValues(
+  validation: ReadonlyArray<{ keyword?: string; params?: unknown }>,
+  path: string | undefined,
+  issues: ReadonlyArray<{ path: string }>,
+): unknown[] {
+  const out: unknown[] = [];
+  validation.forEach((v, i) => {
+    if (issues[i]?.path !== path) return;
+    const params = v.params as { allowedValue?: unknown; allowedValues?: unknown } | undefined;
+    if (v.keyword === 'const' && params !== undefined) out.push(params.allowedValue);
+    if (v.keyword === 'enum' && Array.isArray(params?.allowedValues)) out.push(...params.allowedValues);
+  });
+  return out;
+}
+
 export function toGatewayError(err: unknown): GatewayError {
   if (isGatewayError(err)) return err;
   const fe = err as FastifyError & {
-    validation?: Array<{ instancePath?: string; message?: string; params?: unknown }>;
+    validation?: Array<{ instancePath?: string; message?: string; params?: unknown; keyword?: string }>;
   };
   if (fe !== null && typeof fe === 'object') {
     if (Array.isArray(fe.validation)) {
@@ -41,10 +60,15 @@ export function toGatewayError(err: unknown): GatewayError {
         ...(v.params !== undefined ? { params: v.params } : {}),
       }));
       const first = issues[0];
+      const accepted = first === undefined ? [] : acceptedValues(fe.validation, issues[0]?.path, issues);
       return new GatewayError(
         'VALIDATION_ERROR',
-        first === undefined ? 'request validation failed' : `${first.path} ${first.message}`,
-        { issues },
+        first === undefined
+          ? 'request validation failed'
+          : accepted.length > 0
+            ? `${first.path} must be one of ${accepted.map((a) => JSON.stringify(a)).join(', ')}`
+            : `${first.path} ${first.message}`,
+        accepted.length > 0 ? { issues, accepted } : { issues },
       );
     }
     const known = typeof fe.code === 'string' ? FASTIFY_CLIENT_ERRORS[fe.code] : undefined;
@@ -85,14 +109,18 @@ export function installErrorHandling(app: FastifyInstance, routes: Iterable<Rout
     const allowed = new Set<string>();
     for (const { pattern, methods } of routes)
       if (pattern.test(path)) for (const m of methods) allowed.add(m);
-    if (allowed.size > 0) {
+    // Messages show the path as the client sent it (before `addr.name` was split).
+    const shown = request.originalUrl.split('?')[0] ?? path;
+    // A path that looks like a route of this very method but was not routed (a segment the
+    // router refuses) is not found: "GET is not allowed ...; use GET" would contradict itself.
+    if (allowed.size > 0 && !allowed.has(request.method)) {
       const allow = [...allowed].sort().join(', ');
       return sendError(
         request,
         reply,
         new GatewayError(
           'METHOD_NOT_ALLOWED',
-          `${request.method} is not allowed on ${path}; use ${allow}`,
+          `${request.method} is not allowed on ${shown}; use ${allow}`,
           { allow: [...allowed].sort() },
           {
             headers: { allow },
@@ -103,7 +131,7 @@ export function installErrorHandling(app: FastifyInstance, routes: Iterable<Rout
     return sendError(
       request,
       reply,
-      new GatewayError('NOT_FOUND', `Route ${request.method} ${path} not found`),
+      new GatewayError('NOT_FOUND', `Route ${request.method} ${shown} not found`),
     );
   });
 }

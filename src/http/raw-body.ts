@@ -1,9 +1,15 @@
 /**
  * JSON body parsing that keeps the raw text beside the parsed body: the read-only service uses
  * it as a memo key, so a repeated identical request skips re-validating and re-hashing its
- * arguments. Any Content-Type is parsed as JSON (`curl -d` sends form encoding by default).
+ * arguments.
+ *
+ * Bodies are JSON. They are parsed as JSON when sent as `application/json`, as `text/plain`
+ * (what a browser's `fetch` sends without preflight, and what many scripts send), or with no
+ * Content-Type at all; any other type is refused with VALIDATION_ERROR and HTTP 415, so a
+ * form-encoded or binary body is never guessed at.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,7 +31,19 @@ export function installJsonParsing(app: FastifyInstance): void {
     request.rawBody = text;
     parse(request, text, done);
   };
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, keepingRaw);
-  app.addContentTypeParser('*', { parseAs: 'string' }, keepingRaw);
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'string' }, keepingRaw);
+  // The catch-all also receives bodies sent without a Content-Type (Fastify looks up "").
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    const type = request.headers['content-type'];
+    if (type === undefined || type.trim() === '') return keepingRaw(request, body, done);
+    done(
+      new GatewayError(
+        'VALIDATION_ERROR',
+        `unsupported Content-Type ${JSON.stringify(type.slice(0, 100))}; send JSON as application/json (text/plain or no Content-Type are read as JSON too)`,
+        { contentType: type.slice(0, 100), accepted: ['application/json', 'text/plain'] },
+        { status: 415 },
+      ),
+    );
+  });
 }

@@ -27,3 +27,31 @@ export function trackRoutes(app: FastifyInstance): Iterable<RouteMethods> {
   });
   return { [Symbol.iterator]: () => byUrl.values() };
 }
+
+/** One public endpoint as the index routes list it. */
+export interface EndpointLine {
+  readonly method: string;
+  /** OpenAPI-style path, e.g. `/contract-calls/abi/{contractAddress}/{contractName}`. */
+  readonly path: string;
+  /** The route's one-line summary. */
+  readonly description: string;
+}
+
+/**
+ * The documented public endpoints, kept current as routes are added (a live view): every
+ * route with a summary that is not hidden from the OpenAPI document and not an admin route.
+ */
+export function trackEndpoints(app: FastifyInstance): readonly EndpointLine[] {
+  const lines: EndpointLine[] = [];
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { summary?: unknown; hide?: unknown } | undefined;
+    if (typeof schema?.summary !== 'string' || schema.hide === true) return;
+    if (route.url === '/admin' || route.url.startsWith('/admin/')) return;
+    const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method !== 'HEAD') lines.push({ method, path, description: schema.summary });
+    }
+  });
+  return lines;
+}

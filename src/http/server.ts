@@ -7,16 +7,36 @@ import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config.js';
+import { clientErrorHandler, frameworkErrors } from './client-errors.js';
+import { splitContractId } from './contract-id-url.js';
 import { lazyChildLogger } from './lazy-logger.js';
 
-type ServerConfig = Pick<Config, 'logLevel' | 'bodyLimitBytes'>;
+type ServerConfig = Pick<
+  Config,
+  | 'logLevel'
+  | 'bodyLimitBytes'
+  | 'httpHeadersTimeoutMs'
+  | 'httpRequestTimeoutMs'
+  | 'httpMaxConnections'
+  | 'trustProxy'
+>;
+
+/**
+ * Longest path parameter the router accepts. Far above any valid one (an `addr.name` is at
+ * most 41 + 1 + 128 characters), so that a valid name is never refused for its length by the
+ * router; longer ones reach the handlers, which refuse them with a precise error.
+ */
+const MAX_PARAM_LENGTH = 2048;
 
 export function createServer(config: ServerConfig) {
-  return Fastify({
+  const app = Fastify({
     logger: { level: config.logLevel },
     // One line per request is written by our onResponse hook instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
+    // request.ip: the first X-Forwarded-For hop when TRUST_PROXY=true (the client behind the
+    // proxies), else the socket's address. It names the client for fair budget waiting.
+    trustProxy: config.trustProxy,
     genReqId: () => randomUUID(),
     childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger, bindings, options),
     requestIdHeader: false,
@@ -26,7 +46,28 @@ export function createServer(config: ServerConfig) {
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false },
     },
+    // `/health/` is `/health`; `addr.name` is `addr/name` (see contract-id-url.ts).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    rewriteUrl: (req) => splitContractId(req.url ?? '/'),
+    // Answers of the HTTP parser and the router, in the envelope too (client-errors.ts).
+    clientErrorHandler,
+    frameworkErrors,
+    // Slow or stalled senders are cut off (408) and cannot hold sockets: the header section
+    // must arrive within HTTP_HEADERS_TIMEOUT_MS, the whole request within
+    // HTTP_REQUEST_TIMEOUT_MS. Node checks these every connectionsCheckingInterval, so the
+    // interval follows the smaller limit.
+    requestTimeout: config.httpRequestTimeoutMs,
+    http: {
+      headersTimeout: config.httpHeadersTimeoutMs,
+      requestTimeout: config.httpRequestTimeoutMs,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(config.httpHeadersTimeoutMs / 4))),
+      // Checked in requireHostHeader instead, so that the answer is an envelope.
+      requireHostHeader: false,
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Beyond this many open connections Node drops new ones at once.
+  app.server.maxConnections = config.httpMaxConnections;
+  return app;
 }
 
 export interface RequestHooksOptions {

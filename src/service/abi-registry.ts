@@ -12,7 +12,7 @@ import { isContractAbi } from '../clarity/abi-shape.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
-import type { NodeApi } from '../upstream/node-api.js';
+import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
@@ -81,9 +81,25 @@ export class AbiRegistry {
     return this.#parsed.calculatedSize;
   }
 
-  /** The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age. */
-  async answer(contractAddress: string, contractName: string): Promise<RenderedAnswer> {
-    const result = await this.get(parseContractRef(contractAddress, contractName));
+  /**
+   * The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age.
+   * `network` (the ?network= query) must agree with the address; `bust` refetches upstream.
+   */
+  async answer(
+    contractAddress: string,
+    contractName: string,
+    opts: { network?: Network | undefined; bust?: boolean } = {},
+    ctx?: RequestContext,
+  ): Promise<RenderedAnswer> {
+    const ref = parseContractRef(contractAddress, contractName);
+    if (opts.network !== undefined && opts.network !== ref.network) {
+      throw new GatewayError(
+        'VALIDATION_ERROR',
+        `network "${opts.network}" contradicts contract address ${ref.address}, which is a ${ref.network} address`,
+        { network: opts.network, addressNetwork: ref.network },
+      );
+    }
+    const result = await this.get(ref, { bust: opts.bust === true }, ctx);
     const cache = cacheHeaders({
       outcome: result.outcome,
       entry: result.entry,
@@ -98,10 +114,13 @@ export class AbiRegistry {
     };
   }
 
-  async get(ref: ContractRef): Promise<AbiResult> {
+  /** The ABI of `ref`; `bust` refetches it upstream (spending budget) and replaces the cached copy. */
+  async get(ref: ContractRef, opts: { bust?: boolean } = {}, ctx?: RequestContext): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
-    const load = (): Promise<string> => this.#fetch(ref);
-    let found = await this.cache.get(key, load);
+    const bust = opts.bust === true;
+    const load = (): Promise<string> => this.#fetch(ref, bust, ctx);
+    let found = await this.cache.get(key, load, { bust });
+    if (bust) this.#parsed.delete(key);
     const memo = this.#parsed.get(key);
     if (memo !== undefined) return result(found, memo);
     let abi = parseAbi(found.value);
@@ -123,12 +142,27 @@ export class AbiRegistry {
     return result(found, abi);
   }
 
-  /** A miss: the node's ABI, unless the contract is remembered as unknown (CACHE_NEGATIVE_TTL_S). */
-  async #fetch(ref: ContractRef): Promise<string> {
-    const unknown = await this.#unknown.lookup(ref);
+  /**
+   * The ABI of `ref` if the cache already holds it, else undefined: never an upstream call.
+   * Used to enrich error messages with what the ABI expects, at no budget cost.
+   */
+  async cached(ref: ContractRef): Promise<ContractAbi | undefined> {
+    const key = abiKey(ref.network, ref.address, ref.contractName);
+    const memo = this.#parsed.get(key);
+    if (memo !== undefined) return memo;
+    const entry = await this.cache.peek(key);
+    return entry === undefined ? undefined : parseAbi(entry.value);
+  }
+
+  /**
+   * A miss: the node's ABI, unless the contract is remembered as unknown
+   * (CACHE_NEGATIVE_TTL_S); a bust asks the node even then (the contract may be new).
+   */
+  async #fetch(ref: ContractRef, bust: boolean, ctx: RequestContext | undefined): Promise<string> {
+    const unknown = bust ? undefined : await this.#unknown.lookup(ref);
     if (unknown !== undefined) throw unknown;
     try {
-      const { abi } = await this.node.getContractInterface(ref.network, ref.address, ref.contractName);
+      const { abi } = await this.node.getContractInterface(ref.network, ref.address, ref.contractName, ctx);
       return JSON.stringify(abi);
     } catch (err) {
       throw await this.#unknown.remember(ref, err);

@@ -16,8 +16,8 @@ export function parseContractRef(address: string, contractName: string): Contrac
   if (!isValidContractName(contractName)) {
     throw new GatewayError(
       'INVALID_CONTRACT_ADDRESS',
-      `"${truncate(contractName)}" is not a valid Clarity contract name`,
-      { contractName: truncate(contractName) },
+      `"${truncate(contractName)}" is not a valid Clarity contract name: expected a letter followed by up to 127 letters, digits, "-" or "_"`,
+      { address: `${truncate(address)}.${truncate(contractName)}`, contractName: truncate(contractName) },
     );
   }
   return { network, address, contractName, id: `${address}.${contractName}` };

@@ -88,16 +88,18 @@ export function prepare(req: ReadOnlyRequest): PreparedCall {
 
 /**
  * One function argument. The read-only endpoint reports every malformed argument as
- * VALIDATION_ERROR (its documented codes); the codec's finer code stays in details.
+ * VALIDATION_ERROR (its documented codes); the codec's finer code stays in details.codecError.
+ * The codec's message already names the argument's path: it is kept as it is.
  */
 function parseArgument(input: unknown, index: number): ClarityValue {
   try {
     return parseClarityValue(input, `functionArgs[${index}]`);
   } catch (err) {
     if (isGatewayError(err) && (err.code === 'INVALID_HEX_STRING' || err.code === 'DESERIALIZATION_ERROR')) {
-      throw new GatewayError('VALIDATION_ERROR', `functionArgs[${index}]: ${err.message}`, {
+      throw new GatewayError('VALIDATION_ERROR', err.message, {
+        ...err.details,
         argument: index,
-        reason: err.code,
+        codecError: err.code,
       });
     }
     throw err;

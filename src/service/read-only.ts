@@ -12,13 +12,14 @@
  */
 import type { CacheEntry } from '../cache/entry.js';
 import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
-import { checkArguments, decodeClarityHex, renderClarityValue } from '../clarity/index.js';
+import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import type { NodeApi } from '../upstream/node-api.js';
+import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
+import { type ContractRef, parseContractRef } from './contract-ref.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
 
@@ -72,8 +73,14 @@ export class ReadOnlyService {
    * after the cache lookup (a cached `(err ...)` raised as CONTRACT_ERROR) carries the
    * Cache-Status and Age headers in `headers`, so the answer still says where it came from.
    */
-  async answer(req: ReadOnlyRequest, text?: RequestText): Promise<RenderedAnswer> {
-    const result = await this.#lookup(this.#prepared.get(req, text), req);
+  async answer(req: ReadOnlyRequest, text?: RequestText, ctx?: RequestContext): Promise<RenderedAnswer> {
+    let call: PreparedCall;
+    try {
+      call = this.#prepared.get(req, text);
+    } catch (err) {
+      throw await this.#withExpectedType(err, req);
+    }
+    const result = await this.#lookup(call, req, ctx);
     const cache = cacheHeaders(result);
     const render = (): unknown => this.render(result.value, req);
     let body: string;
@@ -101,17 +108,47 @@ export class ReadOnlyService {
     });
   }
 
+  /**
+   * A malformed argument (`details.path` under `functionArgs[i]`), told what the ABI expects
+   * there when the ABI is already cached: "got the string \"SP…\"" is clearer beside
+   * "argument 0, \"who\", is principal". Never fetches the ABI for a request that failed.
+   */
+  async #withExpectedType(err: unknown, req: ReadOnlyRequest): Promise<unknown> {
+    if (!isGatewayError(err) || err.code !== 'VALIDATION_ERROR') return err;
+    const path = err.details?.['path'];
+    const m = typeof path === 'string' ? /^functionArgs\[(\d+)\]/.exec(path) : null;
+    if (m === null) return err;
+    const index = Number(m[1]);
+    let abi: Awaited<ReturnType<AbiRegistry['cached']>>;
+    let ref: ContractRef;
+    try {
+      ref = parseContractRef(req.contractAddress, req.contractName);
+      abi = await this.abis.cached(ref);
+    } catch {
+      return err;
+    }
+    const fn = abi?.functions.find((f) => f.name === req.functionName);
+    const param = fn?.args[index];
+    if (fn === undefined || param === undefined) return err;
+    return new GatewayError(
+      err.code,
+      `${err.message} (argument ${index}, "${param.name}", of ${ref.id}::${fn.name} is ${describeType(param.type)})`,
+      { ...err.details, argument: index, name: param.name, expected: param.type },
+      { status: err.status },
+    );
+  }
+
   /** The cache key a request maps to (admin invalidation of one entry). */
   keyOf(req: ReadOnlyRequest): string {
     return prepare(req).key;
   }
 
   /** Validate the call and get its raw result: from the cache, or from one coalesced upstream call. */
-  async #lookup(call: PreparedCall, req: ReadOnlyRequest): Promise<ReadOnlyLookup> {
+  async #lookup(call: PreparedCall, req: ReadOnlyRequest, ctx?: RequestContext): Promise<ReadOnlyLookup> {
     const cc = req.cacheControl ?? {};
     const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
     const skip = cc.skipCache === true;
-    const { value, outcome, entry, stored } = await this.cache.get(call.key, () => this.#fetch(call), {
+    const { value, outcome, entry, stored } = await this.cache.get(call.key, () => this.#fetch(call, ctx), {
       ttlMs,
       bust: cc.bustCache === true,
       skip,
@@ -120,8 +157,8 @@ export class ReadOnlyService {
   }
 
   /** A miss: check the call against the (cached) ABI, then ask the node. */
-  async #fetch(call: PreparedCall): Promise<string> {
-    const { abi } = await this.abis.get(call.ref);
+  async #fetch(call: PreparedCall, ctx?: RequestContext): Promise<string> {
+    const { abi } = await this.abis.get(call.ref, {}, ctx);
     const fn = abi.functions.find((f) => f.name === call.functionName);
     if (fn === undefined || fn.access === 'private') {
       throw new GatewayError(
@@ -139,6 +176,8 @@ export class ReadOnlyService {
       call.ref.contractName,
       call.functionName,
       { sender: call.sender, arguments: call.argsHex },
+      {},
+      ctx,
     );
     // Refuse to cache what we could not decode later: a malformed node answer is an upstream error.
     try {

@@ -28,6 +28,18 @@ export interface ReadOnlyRequestBody {
   readonly arguments: string[];
 }
 
+/**
+ * Who a call is made for, passed down from the HTTP layer as an optional last argument: the
+ * client's identity orders waiters for a budget token fairly (round-robin across clients, a
+ * cap on each client's waiters: extensions.md section 7), the request id ties upstream log
+ * lines to the request's. Absent = an anonymous client (background work, tests).
+ */
+export interface RequestContext {
+  /** The client's address, or the first X-Forwarded-For hop when TRUST_PROXY=true. */
+  readonly clientId?: string | undefined;
+  readonly requestId?: string | undefined;
+}
+
 export interface ReadOnlyCallOptions {
   /** Evaluate at this block (index block hash), not at the upstream's tip. */
   readonly tip?: string;
@@ -62,13 +74,15 @@ export interface NodeApi {
     functionName: string,
     body: ReadOnlyRequestBody,
     opts?: ReadOnlyCallOptions,
+    ctx?: RequestContext,
   ): Promise<ReadOnlyAnswer>;
   /** GET /v2/contracts/interface/{address}/{contract} */
   getContractInterface(
     network: Network,
     address: string,
     contractName: string,
+    ctx?: RequestContext,
   ): Promise<ContractInterfaceAnswer>;
   /** GET /v2/info: the node's view of the chain tip. */
-  getInfo(network: Network): Promise<NodeInfoAnswer>;
+  getInfo(network: Network, ctx?: RequestContext): Promise<NodeInfoAnswer>;
 }

@@ -34,6 +34,8 @@ export type RawResult =
 
 /** The code of an exchange cut short because the transport was closed. */
 export const CLIENT_CLOSED = 'CLIENT_CLOSED';
+/** The code of an exchange its caller aborted (the losing side of a hedge). */
+export const ABORTED = 'ABORTED';
 
 export interface TransportOptions {
   /** Longest one exchange may take: connect, headers and body (UPSTREAM_TIMEOUT_MS). */
@@ -74,6 +76,7 @@ const TIMEOUT_CODES = new Set([
 
 const TIMEOUT_REASON = Symbol('upstream attempt timeout');
 const CLOSE_REASON = Symbol('upstream client closed');
+const ABORT_REASON = Symbol('upstream attempt aborted by its caller');
 
 export class Transport {
   readonly timeoutMs: number;
@@ -109,6 +112,7 @@ export class Transport {
     method: 'GET' | 'POST',
     path: string,
     body: string | undefined,
+    signal?: AbortSignal,
   ): Promise<RawResult> {
     const headers: Record<string, string> = {
       accept: 'application/json',
@@ -122,6 +126,11 @@ export class Transport {
     this.#inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(TIMEOUT_REASON), timeoutMs);
     timer.unref();
+    const onAbort = (): void => controller.abort(ABORT_REASON);
+    if (signal !== undefined) {
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
     try {
       const res = await this.#dispatcherFor(to.origin).request({
         origin: to.origin,
@@ -156,10 +165,12 @@ export class Transport {
         return { type: 'error', code: CLIENT_CLOSED, retryable: false, error: err };
       }
       if (reason === TIMEOUT_REASON) return { type: 'timeout' };
+      if (reason === ABORT_REASON) return { type: 'error', code: ABORTED, retryable: false, error: err };
       const code = errorCode(err);
       if (TIMEOUT_CODES.has(code)) return { type: 'timeout' };
       return { type: 'error', code, retryable: CONNECTION_CODES.has(code), error: err };
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       clearTimeout(timer);
       this.#inFlight.delete(controller);
     }

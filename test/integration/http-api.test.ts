@@ -459,12 +459,13 @@ describe('the envelope for everything else', () => {
     expect(big.body.error.code).toBe('VALIDATION_ERROR');
   });
 
-  it('parses a JSON body sent without the JSON content type', async () => {
+  it('refuses a form-encoded body with 415 instead of guessing it is JSON', async () => {
     const res = await request(`${gw.url}/contract-calls/decode-clarity-value`, {
       rawBody: JSON.stringify({ clarityValue: { type: 'bool', value: true } }),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-    expect(res.body).toMatchObject({ success: true, data: { decoded: true } });
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
   });
 
   it('gives every error a unique id', async () => {

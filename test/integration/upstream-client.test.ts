@@ -155,7 +155,8 @@ describe('read-only calls', () => {
     );
     expect(ok.result).toBe('0x07');
     expect(node.lastRequest()!.query).toEqual({ tip: 'abcd' });
-    // An unknown tip is a 404 from the node: a final 502 that carries the upstream status.
+    // An unknown tip is a 404 from the node: with no other upstream to ask, UPSTREAM_API_ERROR
+    // 404 naming the tip (extensions.md section 2), carrying the upstream status and body.
     const err = await failure(
       client.callReadOnly(
         'testnet',
@@ -166,8 +167,10 @@ describe('read-only calls', () => {
         { tip: 'ffff' },
       ),
     );
-    expect(err.status).toBe(502);
+    expect(err.status).toBe(404);
+    expect(err.code).toBe('UPSTREAM_API_ERROR');
     expect(err.details).toMatchObject({
+      tip: 'ffff',
       upstreamStatus: 404,
       retryable: false,
       upstreamBody: 'No such block',

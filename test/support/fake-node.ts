@@ -63,6 +63,8 @@ export interface FakeRequest {
   body: unknown;
   /** Id of the TCP connection that carried the request (1, 2, ...). */
   connection: number;
+  /** Set when the client closed the exchange before the answer was complete (e.g. a hedge's loser). */
+  aborted?: boolean;
   /** Decoded route parameters, for call-read and interface. */
   address?: string;
   contractName?: string;
@@ -170,6 +172,10 @@ export interface FakeNode {
   resetStats(): void;
   /** Resolves once `n` requests (of `kind`, if given) have arrived in total. Event-based. */
   waitForRequests(n: number, opts?: { kind?: FakeEndpoint; timeoutMs?: number }): Promise<void>;
+  /** Requests whose client gave up (closed the exchange) before the answer was complete. */
+  aborted(kind?: FakeEndpoint): number;
+  /** Resolves once `n` requests (of `kind`, if given) have been aborted by the client. Event-based. */
+  waitForAborts(n: number, opts?: { kind?: FakeEndpoint }): Promise<void>;
 
   /** Drop every connection and stop listening. Idempotent. */
   close(): Promise<void>;
@@ -410,6 +416,23 @@ class FakeStacksNode implements FakeNode {
     });
   }
 
+  aborted(kind?: FakeEndpoint): number {
+    return this.log.filter((r) => r.aborted === true && (kind === undefined || r.kind === kind)).length;
+  }
+
+  waitForAborts(n: number, opts: { kind?: FakeEndpoint } = {}): Promise<void> {
+    const done = () => this.aborted(opts.kind) >= n;
+    if (done()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const onAbort = () => {
+        if (!done()) return;
+        this.events.off('abort', onAbort);
+        resolve();
+      };
+      this.events.on('abort', onAbort);
+    });
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -451,6 +474,11 @@ class FakeStacksNode implements FakeNode {
       ...(route.functionName === undefined ? {} : { functionName: route.functionName }),
     };
     this.log.push(record);
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      record.aborted = true;
+      this.events.emit('abort', record);
+    });
     this.events.emit('request', record);
 
     const fault = this.takeFault(route.kind);

@@ -99,4 +99,44 @@ describe('loadConfig', () => {
       'redis://127.0.0.1:6379',
     );
   });
+  it('reads the HTTP limits and CORS origins (extensions §6), with their defaults', () => {
+    const defaults = loadConfig({});
+    expect(defaults).toMatchObject({
+      corsOrigins: ['*'],
+      httpHeadersTimeoutMs: 10_000,
+      httpRequestTimeoutMs: 30_000,
+      httpMaxConnections: 10_000,
+    });
+    expect(loadConfig({ CORS_ORIGINS: 'none' }).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: 'NONE' }).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins).toEqual([
+      'https://a.example',
+      'http://localhost:5173',
+    ]);
+    expect(
+      loadConfig({
+        HTTP_HEADERS_TIMEOUT_MS: '500',
+        HTTP_REQUEST_TIMEOUT_MS: '900',
+        HTTP_MAX_CONNECTIONS: '3',
+      }),
+    ).toMatchObject({ httpHeadersTimeoutMs: 500, httpRequestTimeoutMs: 900, httpMaxConnections: 3 });
+  });
+
+  it.each([
+    ['CORS_ORIGINS', 'https://a.example/path'],
+    ['CORS_ORIGINS', 'a.example'],
+    ['CORS_ORIGINS', '*, https://a.example'],
+    ['HTTP_HEADERS_TIMEOUT_MS', '0'],
+    ['HTTP_REQUEST_TIMEOUT_MS', 'soon'],
+    ['HTTP_MAX_CONNECTIONS', '0'],
+  ])('refuses %s=%s naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '4000' })).toThrow(
+      'HTTP_HEADERS_TIMEOUT_MS',
+    );
+  });
 });

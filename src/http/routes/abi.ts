@@ -16,6 +16,23 @@ import {
   KNOWN_CONTRACTS_MAX_LIMIT,
 } from '../../service/abi-registry.js';
 
+/** ABI query parameters; others are ignored (additional properties allowed). */
+const AbiQuery = Type.Object(
+  {
+    network: Type.Optional(
+      Type.Union([Type.Literal('mainnet'), Type.Literal('testnet')], {
+        description: 'must agree with the address (SP/SM mainnet, ST/SN testnet)',
+      }),
+    ),
+    bustCache: Type.Optional(
+      Type.Union([Type.Literal('true'), Type.Literal('false')], {
+        description: 'true: refetch the ABI upstream (spends upstream budget) and replace the cached copy',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
 export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async (app, { abis }) => {
   app.get(
     '/contract-calls/abi/:contractAddress/:contractName',
@@ -23,7 +40,10 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
       schema: {
         summary: "Fetch a deployed contract's ABI (cached indefinitely)",
         tags: ['contract-calls'],
+        description:
+          'The contract may also be given as one segment, `/contract-calls/abi/{contractAddress}.{contractName}`. Unknown query parameters are ignored.',
         params: AbiParams,
+        querystring: AbiQuery,
         response: {
           200: successEnvelope(
             Type.Object({}, { additionalProperties: true, description: 'the contract ABI document' }),
@@ -34,7 +54,16 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
       },
     },
     async (request, reply) => {
-      const answer = await abis.answer(request.params.contractAddress, request.params.contractName);
+      const { network, bustCache } = request.query;
+      const answer = await abis.answer(
+        request.params.contractAddress,
+        request.params.contractName,
+        {
+          network,
+          bust: bustCache === 'true',
+        },
+        { clientId: request.ip, requestId: request.id },
+      );
       // Already JSON: Fastify sends a string payload as it is, without the response serializer.
       return reply
         .code(answer.status)

@@ -34,6 +34,7 @@ export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService
       const answer = await service.answer(
         { ...request.params, ...request.body },
         raw === undefined ? undefined : { url: request.url, body: raw },
+        { clientId: request.ip, requestId: request.id },
       );
       // Already JSON: Fastify sends a string payload as it is.
       return reply

@@ -18,7 +18,10 @@ function mismatch(cv: ClarityValue, type: AbiType): string {
   const err = catchGatewayError(() => checkArguments([cv], fn(type), CONTRACT));
   expect(err.code).toBe('INVALID_ARGUMENTS');
   expect(err.details).toMatchObject({ argument: 0, name: 'arg0', expected: type });
-  return (err.details as { error: string }).error;
+  const { path, reason } = err.details as { path: string; reason: string };
+  // The path is named once in the message, followed by what was expected and got.
+  expect(err.message.startsWith(`${path}: ${reason} (argument 0`)).toBe(true);
+  return `${path}: ${reason}`;
 }
 
 const TUPLE: AbiType = {
@@ -68,7 +71,7 @@ describe('checkArguments: passing', () => {
 
 describe('checkArguments: failing', () => {
   it.each<[string, AbiType, ClarityValue, RegExp]>([
-    ['int for uint', 'uint128', Cl.int(1), /^arg0: expected uint, got int$/],
+    ['int for uint', 'uint128', Cl.int(1), /^functionArgs\[0\]: expected uint, got int 1$/],
     ['uint for int', 'int128', Cl.uint(1), /expected int, got uint/],
     ['uint for bool', 'bool', Cl.uint(1), /expected bool, got uint/],
     ['string for principal', 'principal', Cl.stringAscii(SP), /expected principal, got \(string-ascii/],
@@ -84,19 +87,19 @@ describe('checkArguments: failing', () => {
       'some with the wrong inner type',
       { optional: 'uint128' },
       Cl.some(Cl.int(1)),
-      /^arg0\.some: expected uint, got int/,
+      /^functionArgs\[0\]\.value: expected uint, got int 1/,
     ],
     [
       'ok of the wrong type',
       { response: { ok: 'bool', error: 'uint128' } },
       Cl.ok(Cl.uint(1)),
-      /^arg0\.ok: expected bool/,
+      /^functionArgs\[0\]\.value: expected bool/,
     ],
     [
       'err of the wrong type',
       { response: { ok: 'bool', error: 'uint128' } },
       Cl.error(Cl.bool(true)),
-      /^arg0\.err: expected uint/,
+      /^functionArgs\[0\]\.value: expected uint/,
     ],
     [
       'bare value for response',
@@ -108,7 +111,7 @@ describe('checkArguments: failing', () => {
       'buffer over its bound',
       { buffer: { length: 2 } },
       Cl.bufferFromHex('abcdef'),
-      /buffer of 3 bytes exceeds \(buff 2\)/,
+      /expected \(buff 2\), got a buffer of 3 bytes/,
     ],
     [
       'string for buffer',
@@ -120,45 +123,45 @@ describe('checkArguments: failing', () => {
       'string-ascii over its bound',
       { 'string-ascii': { length: 3 } },
       Cl.stringAscii('abcd'),
-      /4 characters exceeds \(string-ascii 3\)/,
+      /expected \(string-ascii 3\), got a string of 4 characters/,
     ],
     ['utf8 for ascii', { 'string-ascii': { length: 3 } }, Cl.stringUtf8('ab'), /got \(string-utf8 2\)/],
     [
       'string-utf8 over its bound',
       { 'string-utf8': { length: 2 } },
       Cl.stringUtf8('😀😀😀'),
-      /3 characters exceeds \(string-utf8 2\)/,
+      /expected \(string-utf8 2\), got a string of 3 characters/,
     ],
     ['ascii for utf8', { 'string-utf8': { length: 2 } }, Cl.stringAscii('a'), /got \(string-ascii 1\)/],
     [
       'list over its bound',
       { list: { type: 'uint128', length: 1 } },
       Cl.list([Cl.uint(1), Cl.uint(2)]),
-      /list of 2 items exceeds \(list 1 uint\)/,
+      /expected \(list 1 uint\), got a list of 2 items/,
     ],
     [
       'a bad list element',
       { list: { type: 'uint128', length: 3 } },
       Cl.list([Cl.uint(1), Cl.int(2)]),
-      /^arg0\[1\]: expected uint, got int/,
+      /^functionArgs\[0\]\.value\[1\]: expected uint, got int 2/,
     ],
     [
       'tuple missing a field',
       TUPLE,
       Cl.tuple({ owner: Cl.standardPrincipal(SP) }),
-      /missing tuple field "amount"/,
+      /got a tuple without the field "amount"/,
     ],
     [
       'tuple with an extra field',
       TUPLE,
       Cl.tuple({ owner: Cl.standardPrincipal(SP), amount: Cl.uint(1), x: Cl.uint(1) }),
-      /unexpected tuple field "x"/,
+      /got a tuple with the unexpected field "x"/,
     ],
     [
       'tuple with a bad field',
       TUPLE,
       Cl.tuple({ owner: Cl.standardPrincipal(SP), amount: Cl.int(1) }),
-      /^arg0\.amount: expected uint/,
+      /^functionArgs\[0\]\.value\.amount: expected uint, got int 1/,
     ],
     [
       'list for tuple',
@@ -173,14 +176,25 @@ describe('checkArguments: failing', () => {
   it('reports a deep path through nested containers', () => {
     const type: AbiType = { list: { type: { optional: TUPLE }, length: 5 } };
     const cv = Cl.list([Cl.none(), Cl.some(Cl.tuple({ owner: Cl.uint(1), amount: Cl.uint(0) }))]);
-    expect(mismatch(cv, type)).toBe('arg0[1].some.owner: expected principal, got uint');
+    expect(mismatch(cv, type)).toBe(
+      'functionArgs[0].value[1].value.value.owner: expected principal, got uint 1',
+    );
   });
 
   it('refuses a wrong argument count', () => {
     const err = catchGatewayError(() => checkArguments([Cl.uint(1)], fn('uint128', 'bool'), CONTRACT));
     expect(err.code).toBe('INVALID_ARGUMENTS');
-    expect(err.message).toMatch(/takes 2 arguments, got 1/);
-    expect(err.details).toEqual({ function: 'f', contract: CONTRACT, expected: 2, received: 1 });
+    expect(err.message).toBe(
+      `functionArgs: f takes 2 arguments (arg0: uint, arg1: bool), got 1 (${CONTRACT})`,
+    );
+    expect(err.details).toEqual({
+      function: 'f',
+      contract: CONTRACT,
+      expected: 2,
+      received: 1,
+      path: 'functionArgs',
+      reason: 'f takes 2 arguments (arg0: uint, arg1: bool), got 1',
+    });
     expect(catchGatewayError(() => checkArguments([Cl.uint(1)], fn(), CONTRACT)).code).toBe(
       'INVALID_ARGUMENTS',
     );
@@ -191,13 +205,18 @@ describe('checkArguments: failing', () => {
       checkArguments([Cl.uint(1), Cl.uint(2)], fn('uint128', 'bool'), CONTRACT),
     );
     expect(err.message).toBe(
-      `Argument 1 (arg1) of ${CONTRACT}::f does not match bool: arg1: expected bool, got uint`,
+      `functionArgs[1]: expected bool, got uint 2 (argument 1, "arg1", of ${CONTRACT}::f is bool)`,
     );
+    // The path appears once: not repeated by the argument's own prefix.
+    expect(err.message.split('functionArgs[1]').length).toBe(2);
     expect(err.details).toEqual({
+      function: 'f',
+      contract: CONTRACT,
       argument: 1,
       name: 'arg1',
       expected: 'bool',
-      error: 'arg1: expected bool, got uint',
+      path: 'functionArgs[1]',
+      reason: 'expected bool, got uint 2',
     });
   });
 });

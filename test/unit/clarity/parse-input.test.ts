@@ -224,10 +224,31 @@ describe('parseClarityValue: other leaves', () => {
 describe('parseClarityValue: errors and paths', () => {
   it('reports an unsupported type with valueType and error', () => {
     const err = validationError({ type: 'foo', value: '1' });
+    const error =
+      'unsupported type; accepted types are uint, int, bool, principal, buffer, stringAscii, stringUtf8, list, tuple, none, some, responseOk, responseErr';
     expect(err.message).toBe(
-      'Failed to convert value to Clarity value of type "foo" at clarityValue: unsupported type',
+      `Failed to convert value to Clarity value of type "foo" at clarityValue: ${error}`,
     );
-    expect(err.details).toEqual({ valueType: 'foo', error: 'unsupported type', path: 'clarityValue' });
+    expect(err.details).toEqual({
+      valueType: 'foo',
+      error,
+      path: 'clarityValue',
+      acceptedTypes: [
+        'uint',
+        'int',
+        'bool',
+        'principal',
+        'buffer',
+        'stringAscii',
+        'stringUtf8',
+        'list',
+        'tuple',
+        'none',
+        'some',
+        'responseOk',
+        'responseErr',
+      ],
+    });
   });
 
   it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])(
@@ -235,7 +256,7 @@ describe('parseClarityValue: errors and paths', () => {
     (t) => {
       expect(validationError({ type: t, value: '1' }).details).toMatchObject({
         valueType: t,
-        error: 'unsupported type',
+        error: expect.stringMatching(/^unsupported type; accepted types are uint, /),
       });
     },
   );
@@ -270,7 +291,10 @@ describe('parseClarityValue: errors and paths', () => {
 
   it('refuses a missing or non-string type', () => {
     expect(validationError({ value: '1' }).message).toMatch(/^clarityValue\.type: expected a string/);
-    expect(validationError({ type: 1, value: '1' }).details).toEqual({ path: 'clarityValue.type' });
+    expect(validationError({ type: 1, value: '1' }).details).toMatchObject({ path: 'clarityValue.type' });
+    expect(validationError({ type: 1, value: '1' }).message).toMatch(
+      /\(uint, int, bool, .*\), got the number 1$/,
+    );
   });
 
   it('decodes hex strings strictly and tags their errors with the path', () => {
@@ -281,8 +305,13 @@ describe('parseClarityValue: errors and paths', () => {
     const decErr = catchGatewayError(() => parseClarityValue({ type: 'list', value: ['0x0300'] }));
     expect(decErr.code).toBe('DESERIALIZATION_ERROR');
     expect(decErr.message).toMatch(/^clarityValue\.value\[0\]: .*trailing/);
-    expect(decErr.details).toEqual({ offset: 1 });
-    expect(catchGatewayError(() => parseClarityValue('not hex')).code).toBe('INVALID_HEX_STRING');
+    expect(decErr.details).toEqual({ offset: 1, path: 'clarityValue.value[0]' });
+    const plain = catchGatewayError(() => parseClarityValue('not hex', 'functionArgs[0]'));
+    expect(plain.code).toBe('INVALID_HEX_STRING');
+    // Says what was expected and what was got, and names the path once.
+    expect(plain.message).toBe(
+      'functionArgs[0]: expected a Clarity value object {type, value} or a 0x-prefixed hex string, got the string "not hex"',
+    );
   });
 });
 

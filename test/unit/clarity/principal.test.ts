@@ -53,7 +53,7 @@ describe('parseContractAddress', () => {
     const err = catchGatewayError(() => parseContractAddress(address));
     expect(err.code).toBe('INVALID_CONTRACT_ADDRESS');
     expect(err.message).toMatch(message);
-    expect(err.details).toEqual({ contractAddress: address });
+    expect(err.details).toEqual({ address, contractAddress: address });
   });
 
   it('networkOfAddress follows the version and is undefined for invalid or foreign addresses', () => {

@@ -1,0 +1,92 @@
+/**
+ * CORS for the public routes (CORS_ORIGINS): browsers on other origins may call the gateway
+ * and read its cache headers. A small hook rather than @fastify/cors, because the rules are
+ * narrow and fixed: admin routes never send CORS headers (a browser page must never be able
+ * to drive the admin API with a token it found), preflights are answered only for paths
+ * that exist, and the allowed methods and headers are the same everywhere.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteMethods } from './route-table.js';
+
+export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
+export const CORS_ALLOW_HEADERS = 'content-type';
+export const CORS_EXPOSE_HEADERS = 'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height';
+/** How long a browser may reuse a preflight answer (seconds). */
+const PREFLIGHT_MAX_AGE = '600';
+
+/** Admin paths: never any CORS header, on any answer (including 401, 404, 405). */
+export function isAdminPath(path: string): boolean {
+  return path === '/admin' || path.startsWith('/admin/');
+}
+
+/** Add a name to Vary, keeping what the route set (GET / varies on Accept). */
+function addVary(reply: FastifyReply, name: string): void {
+  const current = reply.getHeader('vary');
+  const names =
+    current === undefined
+      ? []
+      : String(current)
+          .split(',')
+          .map((v) => v.trim());
+  if (!names.some((v) => v.toLowerCase() === name.toLowerCase())) names.push(name);
+  reply.header('vary', names.filter((v) => v !== '').join(', '));
+}
+
+function pathOf(request: FastifyRequest): string {
+  const url = request.raw.url ?? request.url;
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+export function installCors(
+  app: FastifyInstance,
+  origins: readonly string[],
+  routes: Iterable<RouteMethods>,
+): void {
+  if (origins.length === 0) return; // CORS_ORIGINS=none
+  const any = origins.includes('*');
+  const allowed = new Set(origins);
+
+  /** The Access-Control-Allow-Origin value for this request, or undefined for none. */
+  const allowOrigin = (request: FastifyRequest): string | undefined => {
+    if (any) return '*';
+    const origin = request.headers.origin;
+    return origin !== undefined && allowed.has(origin) ? origin : undefined;
+  };
+
+  const corsHeaders = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    // With a list the answer depends on Origin: caches must keep one copy per origin.
+    if (!any) addVary(reply, 'Origin');
+    const origin = allowOrigin(request);
+    if (origin === undefined) return false;
+    reply.header('access-control-allow-origin', origin);
+    return true;
+  };
+
+  const knownPath = (path: string): boolean => {
+    for (const { pattern } of routes) if (pattern.test(path)) return true;
+    return false;
+  };
+
+  // Preflights: OPTIONS has no route of its own, so it is answered here, before routing
+  // ends in the not-found handler (whose root-level onRequest hooks run too).
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method !== 'OPTIONS') return done();
+    const path = pathOf(request);
+    if (isAdminPath(path) || !knownPath(path)) return done();
+    corsHeaders(request, reply);
+    reply
+      .code(204)
+      .header('access-control-allow-methods', CORS_ALLOW_METHODS)
+      .header('access-control-allow-headers', CORS_ALLOW_HEADERS)
+      .header('access-control-max-age', PREFLIGHT_MAX_AGE)
+      .send();
+  });
+
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.method !== 'OPTIONS' && !isAdminPath(pathOf(request)) && corsHeaders(request, reply)) {
+      reply.header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+    }
+    done(null, payload);
+  });
+}
