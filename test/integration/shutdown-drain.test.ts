@@ -78,7 +78,7 @@ describe('SIGTERM while requests wait for the upstream', () => {
 
       // 3. A request waiting for a budget token.
       const waiting = call('budget');
-      await expect.poll(() => metric(svc, 'clarity_cache_budget_queued')).toBe(1);
+      await expect.poll(() => metric(svc, 'clarity_cache_upstream_waiting')).toBe(1);
       const sentBefore = node.count('call-read');
       expect(sentBefore).toBe(2);
 
