@@ -43,7 +43,7 @@ import { StacksNodeClient } from './upstream/stacks-node.js';
 
 export interface GatewayDeps {
   readonly store?: CacheStore;
-  readonly node?: NodeApi & { close?(): Promise<void> | void };
+  readonly node?: NodeApi & { close?(): Promise<void> | void; drain?(): void };
   /** The budget of each upstream, by upstream id (a network's first upstream has the network's name). */
   readonly budgets?: Record<string, Budget>;
 }
@@ -170,7 +170,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
   const node = new ObservedNode(rawNode, chain);
 
-  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes);
+  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes, config.cacheNegativeTtlS * 1000);
   const readOnly = new ReadOnlyService(cache, abis, node, {
     chain,
     maxBlocks: config.cacheMaxBlocks,
@@ -223,10 +223,23 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const close = (): Promise<void> => {
     closing ??= (async () => {
       draining = true;
-      await app.close();
-      await rawNode.close?.();
+      // Upstream first: requests waiting for a budget token (in the pool's fair queue or a
+      // budget) or in a retry's backoff are answered SERVICE_UNAVAILABLE 503 now and no retry
+      // starts, so that app.close() below drains answered requests instead of waiting on the
+      // upstream until the grace period kills the process with their sockets still open
+      // (issue 12, defect 9).
+      rawNode.drain?.();
       upstreamPool?.close();
       for (const b of Object.values(rawBudgets)) b.close();
+      // Attempts under way get half the grace period to finish, then are aborted (503), so
+      // that every request is answered before SHUTDOWN_GRACE_MS ends the process.
+      const abort = setTimeout(() => void rawNode.close?.(), Math.floor(config.shutdownGraceMs / 2));
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(abort);
+      }
+      await rawNode.close?.();
       await scaleOut?.close();
       await ownedStore.close();
     })();

@@ -51,6 +51,8 @@ export interface Config {
   readonly hotCacheMaxBytes: number;
   /** Byte budget of the parsed-ABI memo (estimated heap size of the parsed documents). */
   readonly abiMemoMaxBytes: number;
+  /** Seconds an upstream "no such contract" for an ABI is remembered; 0 = not remembered. */
+  readonly cacheNegativeTtlS: number;
   /** Request body limit in bytes (decisions.md: 1 MiB). */
   readonly bodyLimitBytes: number;
   readonly logLevel: LogLevel;
@@ -192,6 +194,8 @@ export function loadConfig(env: Env = process.env): Config {
     // Defaults keep RSS under the benchmark's 256 MiB bound with 1M entries in SQLite.
     hotCacheMaxBytes: int(env, 'HOT_CACHE_MAX_BYTES', 32 * MIB, 1 * MIB),
     abiMemoMaxBytes: int(env, 'ABI_MEMO_MAX_BYTES', 16 * MIB, 1 * MIB),
+    // A day at most: a contract deployed after its 404 must not stay unknown for long.
+    cacheNegativeTtlS: int(env, 'CACHE_NEGATIVE_TTL_S', 30, 0, 86_400),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', [
       'fatal',

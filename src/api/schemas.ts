@@ -113,6 +113,14 @@ export const KnownContractsData = Type.Object({
       }),
     ),
   }),
+  /** Only when the listing continues: the `cursor` of the next page. */
+  nextCursor: Type.Optional(Type.String()),
+});
+
+/** ?limit= and ?cursor= of the known-contracts listing (checked by the route for clear errors). */
+export const KnownContractsQuery = Type.Object({
+  limit: Type.Optional(Type.String({ description: 'contracts per page: 1 to 10000 (default 1000)' })),
+  cursor: Type.Optional(Type.String({ maxLength: 512, description: 'the nextCursor of the previous page' })),
 });
 
 // --- batch (extensions.md, section 4) ----------------------------------------------------------

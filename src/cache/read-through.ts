@@ -102,6 +102,11 @@ interface InFlight {
   readonly promise: Promise<Loaded>;
   /** Whether the leader will store the value; joiners that want it stored do it otherwise. */
   readonly leaderStores: boolean;
+  /**
+   * A bust started a newer load of the key while this one was under way: this one's value
+   * is older than what the bust will answer, so it must not be stored over it.
+   */
+  superseded: boolean;
 }
 
 export type StoreErrorHook = (err: unknown, op: 'get' | 'set' | 'delete' | 'list') => void;
@@ -220,25 +225,41 @@ export class ReadThroughCache {
   /** A miss (or a stale entry to replace): join the load under way, or lead one. */
   async #load(key: string, load: Loader, policy: CachePolicy, ctx: LoadContext): Promise<CacheResult> {
     const wantsStore = policy.skip !== true;
-    const joined = this.#inflight.get(key);
-    if (joined !== undefined) {
-      const { value, stored: leaderStored, meta } = await joined.promise;
+    const older = this.#inflight.get(key);
+    // A bust never joins a load under way: that load began before the bust arrived, so its
+    // value may be older than what the bust asks for. It starts its own, which later
+    // requests join instead, and the older one no longer stores its value.
+    if (older !== undefined && policy.bust !== true) {
+      const { value, stored: leaderStored, meta } = await older.promise;
       let stored = wantsStore && leaderStored;
-      if (wantsStore && !joined.leaderStores)
+      if (wantsStore && !older.leaderStores && !older.superseded)
         stored = await this.put(key, value, policy.ttlMs, this.#entryMeta(meta, policy));
       this.onOutcome('coalesced', key);
       return { value, outcome: 'coalesced', stored, meta };
     }
-    const promise = this.#lead(key, load, wantsStore, policy, ctx);
-    this.#inflight.set(key, { promise, leaderStores: wantsStore });
+    // Only a bust that stores has a newer value to protect (bust + skip leaves the cache alone).
+    if (older !== undefined && wantsStore) older.superseded = true;
+    const flight = this.#start(key, load, wantsStore, policy, ctx);
     try {
-      const { value, remote, stored, meta } = await promise;
+      const { value, remote, stored, meta } = await flight.promise;
       const outcome = remote ? 'coalesced' : policy.bust === true ? 'bypass' : 'miss';
       this.onOutcome(outcome, key);
       return { value, outcome, stored, meta };
     } finally {
-      this.#inflight.delete(key);
+      if (this.#inflight.get(key) === flight) this.#inflight.delete(key);
     }
+  }
+
+  /** Lead a load of key and register it as the one under way, for identical requests to join. */
+  #start(key: string, load: Loader, stores: boolean, policy: CachePolicy, ctx: LoadContext): InFlight {
+    const flight: { -readonly [K in keyof InFlight]: InFlight[K] } = {
+      promise: undefined as unknown as Promise<Loaded>,
+      leaderStores: stores,
+      superseded: false,
+    };
+    flight.promise = this.#lead(key, load, flight, policy, ctx);
+    this.#inflight.set(key, flight);
+    return flight;
   }
 
   /**
@@ -248,14 +269,14 @@ export class ReadThroughCache {
    */
   #revalidate(key: string, load: Loader, policy: CachePolicy): void {
     if (this.#inflight.has(key)) return;
-    const promise = this.#lead(
+    const flight = this.#start(
       key,
       load,
       true,
       { ...policy, bust: true, skip: false },
       { staleAtHand: false },
     );
-    this.#inflight.set(key, { promise, leaderStores: true });
+    const promise = flight.promise;
     promise.then(
       () => this.staleHooks.onRevalidate?.('ok', key),
       (err: unknown) => this.staleHooks.onRevalidate?.('failed', key, err),
@@ -263,20 +284,22 @@ export class ReadThroughCache {
     void promise
       .catch(() => {})
       .finally(() => {
-        if (this.#inflight.get(key)?.promise === promise) this.#inflight.delete(key);
+        if (this.#inflight.get(key) === flight) this.#inflight.delete(key);
       });
   }
 
   async #lead(
     key: string,
     load: Loader,
-    store: boolean,
+    flight: Pick<InFlight, 'leaderStores' | 'superseded'>,
     policy: CachePolicy,
     ctx: LoadContext,
   ): Promise<Loaded> {
+    // Read when the value is there, not when the load began: a bust may supersede it meanwhile.
+    const storing = (): boolean => flight.leaderStores && !flight.superseded;
     if (this.coalescer === undefined) {
       const { value, meta } = loaded(await load(ctx));
-      const stored = store && (await this.put(key, value, policy.ttlMs, this.#entryMeta(meta, policy)));
+      const stored = storing() && (await this.put(key, value, policy.ttlMs, this.#entryMeta(meta, policy)));
       return { value, remote: false, stored, meta };
     }
     let storedHere = false;
@@ -285,16 +308,19 @@ export class ReadThroughCache {
       load: async () => {
         const got = loaded(await load(ctx));
         meta = got.meta;
-        if (store) storedHere = await this.put(key, got.value, policy.ttlMs, this.#entryMeta(meta, policy));
+        if (storing())
+          storedHere = await this.put(key, got.value, policy.ttlMs, this.#entryMeta(meta, policy));
         return got.value;
       },
       read: () => this.peek(key),
-      stores: store,
+      get stores() {
+        return storing();
+      },
       fresh: policy.bust === true,
     });
     // Another instance's value that it did not store (its request had skipCache): store it here.
-    let stored = store && (shared.loadedHere ? storedHere : shared.stored);
-    if (!shared.loadedHere && store && !shared.stored)
+    let stored = shared.loadedHere ? storedHere : storing() && shared.stored;
+    if (!shared.loadedHere && storing() && !shared.stored)
       stored = await this.put(key, shared.value, policy.ttlMs, this.#entryMeta(undefined, policy));
     return { value: shared.value, remote: !shared.loadedHere, stored, meta };
   }
@@ -338,6 +364,23 @@ export class ReadThroughCache {
   /** Keys of the live entries under prefix. A store failure is thrown: a partial list would mislead. */
   list(prefix: string): Promise<string[]> {
     return this.store.list(prefix);
+  }
+
+  /**
+   * One page of the live keys under prefix in key order, strictly after `after`, at most
+   * limit: from the store's index when it keeps one, else the whole list sorted. A store
+   * failure is thrown.
+   */
+  async listPage(prefix: string, after: string | undefined, limit: number): Promise<string[]> {
+    if (this.store.listPage !== undefined) return this.store.listPage(prefix, after, limit);
+    const keys = (await this.store.list(prefix)).sort();
+    return keys.filter((k) => after === undefined || k > after).slice(0, limit);
+  }
+
+  /** How many live keys are under prefix. A store failure is thrown. */
+  async count(prefix: string): Promise<number> {
+    if (this.store.count !== undefined) return this.store.count(prefix);
+    return (await this.store.list(prefix)).length;
   }
 
   /**

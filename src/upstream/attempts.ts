@@ -203,7 +203,9 @@ export class Attempts {
         random: this.#random,
       });
       this.#logger?.warn({ ...logFields, delayMs }, 'upstream attempt failed, retrying');
-      await this.#sleep(delayMs);
+      // A shutdown cuts the wait short; the check at the top of the loop then answers 503
+      // instead of starting the retry.
+      await untilClosed(this.#sleep(delayMs), transport.closedSignal);
     }
   }
 
@@ -378,6 +380,25 @@ function readTipHeight(headers: Record<string, string | string[] | undefined>): 
   if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
   const n = Number(text.trim());
   return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** Resolves when wait does, or as soon as signal aborts. */
+function untilClosed(wait: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+    wait.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 function defaultSleep(ms: number): Promise<void> {

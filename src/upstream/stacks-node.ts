@@ -22,6 +22,7 @@
  * so it is neither retried nor marked retryable.
  */
 import type { Dispatcher } from 'undici';
+import { abiShapeProblem } from '../clarity/abi-shape.js';
 import type { Config, Network } from '../config.js';
 import { GatewayError } from '../errors.js';
 import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
@@ -221,9 +222,9 @@ export class StacksNodeClient implements NodeApi {
       (res) => {
         const json = parseJson(res.body);
         if (json === PARSE_FAILED) return garbage(target, res.status);
-        if (!isRecord(json) || !Array.isArray(json['functions'])) {
-          return malformed(target, 'the ABI has no "functions" array');
-        }
+        // The whole shape, not just `functions`: a malformed ABI must not be cached (issue 12).
+        const problem = abiShapeProblem(json);
+        if (problem !== undefined) return malformed(target, problem);
         return { type: 'ok', outcome: 'ok', value: json as UpstreamContractInterface };
       },
       (res) => {
@@ -285,6 +286,14 @@ export class StacksNodeClient implements NodeApi {
    */
   async close(): Promise<void> {
     await this.#transport.close();
+  }
+
+  /**
+   * Start shutting down: no new attempt or retry (waits between attempts end at once), with
+   * SERVICE_UNAVAILABLE 503; attempts under way may finish until close(). Idempotent.
+   */
+  drain(): void {
+    this.#transport.drain();
   }
 }
 

@@ -437,7 +437,8 @@ describe('transport', () => {
     await node.waitForRequests(1);
     await client.close();
     const err = await pending;
-    expect(err.code).toBe('UPSTREAM_API_ERROR');
+    expect(err.code).toBe('SERVICE_UNAVAILABLE');
+    expect(err.status).toBe(503);
     expect(err.details).toMatchObject({ retryable: true, reason: 'closed' });
     expect(node.count()).toBe(1);
     await expect(getCount(client)).rejects.toMatchObject({ details: { reason: 'closed' } });

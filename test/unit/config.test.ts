@@ -113,6 +113,21 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ BATCH_MAX_CALLS: 'many' })).toThrow('BATCH_MAX_CALLS must be a whole number');
   });
 
+  it('remembers unknown contracts for CACHE_NEGATIVE_TTL_S seconds (default 30, 0 = never, at most a day)', () => {
+    expect(loadConfig({}).cacheNegativeTtlS).toBe(30);
+    expect(loadConfig({ CACHE_NEGATIVE_TTL_S: '0' }).cacheNegativeTtlS).toBe(0);
+    expect(loadConfig({ CACHE_NEGATIVE_TTL_S: '86400' }).cacheNegativeTtlS).toBe(86_400);
+    expect(() => loadConfig({ CACHE_NEGATIVE_TTL_S: '86401' })).toThrow(
+      'invalid configuration: CACHE_NEGATIVE_TTL_S must be between 0 and 86400',
+    );
+    expect(() => loadConfig({ CACHE_NEGATIVE_TTL_S: '-1' })).toThrow(
+      'CACHE_NEGATIVE_TTL_S must be a whole number',
+    );
+    expect(() => loadConfig({ CACHE_NEGATIVE_TTL_S: '30s' })).toThrow(
+      'CACHE_NEGATIVE_TTL_S must be a whole number',
+    );
+  });
+
   it('needs a redis:// REDIS_URL for CACHE_STORE=redis', () => {
     expect(() => loadConfig({ CACHE_STORE: 'redis' })).toThrow('REDIS_URL');
     expect(() => loadConfig({ CACHE_STORE: 'redis', REDIS_URL: 'http://x' })).toThrow('REDIS_URL');

@@ -354,6 +354,32 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    it('pages keys under a prefix in key order from a cursor, skipping expired and removed ones, and counts them', async () => {
+      if (store.listPage === undefined || store.count === undefined) return;
+      const keys = Array.from({ length: 25 }, (_, i) => `abi:mainnet:SP${String(i).padStart(3, '0')}.c`);
+      for (const k of [...keys].reverse()) await store.set(k, '{}');
+      await store.set('abi:mainnet:SP999.short', '{}', 1000);
+      await store.set('abz:other', '{}');
+      await store.set('ro:mainnet:x', '0x03');
+      await store.delete(keys[3]!);
+      clock.advance(1001);
+      const live = keys.filter((_, i) => i !== 3);
+      const pages: string[][] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await store.listPage('abi:', after, 10);
+        if (page.length === 0) break;
+        pages.push(page);
+        after = page[page.length - 1];
+      }
+      expect(pages.map((p) => p.length)).toEqual([10, 10, 4]);
+      expect(pages.flat()).toEqual(live);
+      expect(await store.listPage('abi:', live[live.length - 1], 10)).toEqual([]);
+      // A cursor that is not a key (removed since) still pages from where it would be.
+      expect(await store.listPage('abi:', keys[3], 2)).toEqual([keys[4], keys[5]]);
+      expect(await store.count('abi:')).toBe(live.length);
+    });
+
     it('closes idempotently', async () => {
       await store.set('k:1', 'v');
       await store.close();
