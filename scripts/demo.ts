@@ -77,7 +77,13 @@ function curlPost(path: string, body: unknown): string {
   return `curl -si -X POST ${gatewayUrl}${path} -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`;
 }
 
-function printGuide(devnet: Devnet): void {
+function curlPostHeaders(path: string, body: unknown): string {
+  // curlPost's -i already prints the response headers (Cache-Status, Age,
+  // X-Canonical-Stacks-Tip-Height) before the body.
+  return curlPost(path, body);
+}
+
+async function printGuide(devnet: Devnet): Promise<void> {
   const D = devnet.deployer;
   const { wallet_1: W1, wallet_3: W3 } = devnet.accounts;
   const ro = (contract: string, fn: string) => `/contract-calls/read-only/${D}/${contract}/${fn}`;
@@ -88,6 +94,11 @@ function printGuide(devnet: Devnet): void {
     function: 'transfer',
     arguments: [Cl.uint(1_000_000), Cl.principal(W1), Cl.principal(W3), Cl.none()].map((cv) => cvToHex(cv)),
   };
+  // The block before any demo transaction, named as ?tip= takes it.
+  const block = (await (await fetch(`${devnet.url}/devnet/blocks/${devnet.tipHeight()}`)).json()) as {
+    indexBlockHash: string;
+  };
+  const pinnedTip = `0x${block.indexBlockHash}`;
   const lines = [
     '',
     '================================================================================',
@@ -129,9 +140,48 @@ function printGuide(devnet: Devnet): void {
     curlPost(ro('demo-token', 'get-balance'), balanceOfW3),
     curlPost(ro('demo-token', 'get-balance'), { ...balanceOfW3, cacheControl: { bustCache: true } }),
     '',
-    '# 5. The devnet itself: mine blocks, and the node RPC the gateway uses',
+    '# 5. Freshness against the chain (README "Freshness")',
+    '#    A read pinned to a block (its index block hash): the same answer forever, whatever is mined later',
+    curlPostHeaders(ro('demo-token', 'get-balance'), { ...balanceOfW3, tip: pinnedTip }),
+    '#    maxBlocks 0: serve the cached balance only if no block was mined since it was read.',
+    '#    Run it, run the transfer of step 4 again (a new block), then run it again: fwd=stale, the new balance',
+    curlPostHeaders(ro('demo-token', 'get-balance'), { ...balanceOfW3, cacheControl: { maxBlocks: 0 } }),
+    `curl -s -X POST ${devnet.url}/devnet/call-public -H 'Content-Type: application/json' -d '${JSON.stringify(transfer)}'`,
+    '#    Stop the node for 30 s: a stale answer beats an error (Cache-Status detail=stale-if-error). Tip',
+    '#    knowledge up to CHAIN_TIP_MAX_AGE_MS (5 s) old is trusted: wait that long after the outage starts',
+    `curl -s -X POST ${devnet.url}/devnet/outage -H 'Content-Type: application/json' -d '{"seconds":30}'`,
+    curlPostHeaders(ro('demo-token', 'get-balance'), {
+      ...balanceOfW3,
+      cacheControl: { maxBlocks: 0, staleIfError: 300 },
+    }),
+    '#    ... the same read without staleIfError is a 502 while the node is down',
+    curlPostHeaders(ro('demo-token', 'get-balance'), { ...balanceOfW3, cacheControl: { maxBlocks: 0 } }),
+    '',
+    '# 6. The devnet itself: mine blocks, and the node RPC the gateway uses',
     `curl -s -X POST ${devnet.url}/devnet/mine -H 'Content-Type: application/json' -d '{"blocks":3}'`,
     `curl -s ${devnet.url}/v2/info`,
+    '',
+    "# 7. One batch: the token's name, symbol, decimals, supply and a balance, all read at one block",
+    '#    ("consistent": data.tip says which; each result carries its status, Cache-Status and tip height)',
+    curlPost('/contract-calls/batch', {
+      calls: [
+        ...['get-name', 'get-symbol', 'get-decimals', 'get-total-supply'].map((fn) => ({
+          contractAddress: `${D}.demo-token`,
+          functionName: fn,
+          functionArgs: [],
+        })),
+        { contractAddress: `${D}.demo-token`, ...balanceOfW3, functionName: 'get-balance' },
+      ],
+      tip: 'consistent',
+    }),
+    '',
+    "# 8. The node's own endpoints, from the cache (stacks.js: fetchCallReadOnlyFunction with client: { baseUrl: gateway })",
+    '#    Run it twice: the same bytes as the node, then Cache-Status: clarity-cache; hit',
+    curlPostHeaders(`/v2/contracts/call-read/${D}/demo-token/get-balance`, {
+      sender: W1,
+      arguments: [cvToHex(Cl.principal(W3))],
+    }),
+    `curl -s ${gatewayUrl}/v2/contracts/interface/${D}/demo-token`,
     '',
     'Ctrl-C stops the gateway and the devnet.',
     '',
@@ -207,7 +257,7 @@ async function main(): Promise<void> {
   } catch (error) {
     await stop(error instanceof Error ? error.message : String(error), 1);
   }
-  printGuide(devnet);
+  await printGuide(devnet);
 }
 
 main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));

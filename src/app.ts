@@ -8,6 +8,9 @@ import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
+import { ObservedNode } from './chain/observed-node.js';
+import { StoreSharedTips } from './chain/shared-tips.js';
+import { ChainTracker } from './chain/tracker.js';
 import type { Config } from './config.js';
 import { explorerRoutes } from './explorer/plugin.js';
 import { requireHostHeader } from './http/client-errors.js';
@@ -18,14 +21,17 @@ import { installJsonParsing } from './http/raw-body.js';
 import { trackEndpoints, trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
+import { batchRoute } from './http/routes/batch.js';
 import { decodeRoute } from './http/routes/decode.js';
 import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
+import { nodeCompatRoutes } from './http/routes/node-compat.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { createServer, installRequestHooks } from './http/server.js';
 import { Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
+import { BatchService } from './service/batch.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import { ReadOnlyService } from './service/read-only.js';
 import type { AttemptEvent } from './upstream/attempts.js';
@@ -37,7 +43,7 @@ import { StacksNodeClient } from './upstream/stacks-node.js';
 
 export interface GatewayDeps {
   readonly store?: CacheStore;
-  readonly node?: NodeApi & { close?(): Promise<void> | void };
+  readonly node?: NodeApi & { close?(): Promise<void> | void; drain?(): void };
   /** The budget of each upstream, by upstream id (a network's first upstream has the network's name). */
   readonly budgets?: Record<string, Budget>;
 }
@@ -50,6 +56,8 @@ export interface Gateway {
   readonly metrics: Metrics;
   /** The upstreams and their state (undefined when a node API was injected). */
   readonly upstreams: UpstreamPool | undefined;
+  /** What the gateway knows of each network's tip (and currentBlock() for pinning a batch). */
+  readonly chain: ChainTracker;
   /** Stop accepting, finish what is in flight, then release the store and upstream pools. */
   close(): Promise<void>;
 }
@@ -70,9 +78,11 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const rawBudgets: Record<string, Budget> =
     deps.budgets ?? scaleOut?.budgets ?? createUpstreamBuckets(config.upstreams, config);
   let pool: UpstreamPool | undefined;
+  let chain: ChainTracker | undefined;
   const metrics = new Metrics({
     pool: () => pool,
     hotEntries: () => (store === undefined ? 0 : hotEntries(store)),
+    tipHeight: (network) => chain?.known(network)?.height,
   });
   const onStoreError = (err: unknown, op: string): void => {
     metrics.storeError(op);
@@ -89,10 +99,18 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     }
     store = created;
   }
+  const endpointOf = (key: string) => (key.startsWith('abi:') ? 'abi' : 'read-only');
   const cache = new ReadThroughCache(store, {
     onStoreError,
-    onOutcome: (outcome, key) => metrics.cache(key.startsWith('abi:') ? 'abi' : 'read-only', outcome),
+    onOutcome: (outcome, key) => metrics.cache(endpointOf(key), outcome),
     coalescer: scaleOut?.coalescer,
+    stale: {
+      onStale: (kind, key) => metrics.stale(endpointOf(key), kind),
+      onRevalidate: (result, key, err) => {
+        metrics.backgroundRefresh(endpointOf(key), result);
+        if (err !== undefined) log.debug({ err, key }, 'background refresh failed; the stale entry stays');
+      },
+    },
   });
 
   const onAttempt = (event: AttemptEvent): void => {
@@ -133,10 +151,35 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   }
   const upstreamPool = pool;
   const upstreamHealth = new UpstreamHealth(() => upstreamPool);
-  const node = deps.node ?? new StacksNodeClient({ config, pool: upstreamPool!, logger: log, onAttempt });
+  const rawNode = deps.node ?? new StacksNodeClient({ config, pool: upstreamPool!, logger: log, onAttempt });
 
-  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes);
-  const readOnly = new ReadOnlyService(cache, abis, node);
+  // Tip knowledge: learned from every answer (ObservedNode) and, on demand, from /v2/info.
+  const sharedStore = store.backing ?? store;
+  chain = new ChainTracker({
+    node: rawNode,
+    maxAgeMs: config.chainTipMaxAgeMs,
+    shared:
+      scaleOut === undefined
+        ? undefined
+        : new StoreSharedTips(sharedStore, scaleOut.coalescer, (err) =>
+            log.debug({ err }, 'shared chain tip: redis operation failed'),
+          ),
+    onRefresh: (network, result) => metrics.tipRefresh(network, result),
+    onRefreshError: (network, err) =>
+      log.debug({ err, network }, 'chain tip refresh failed; block-bounded reads go upstream'),
+  });
+  const node = new ObservedNode(rawNode, chain);
+
+  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes, config.cacheNegativeTtlS * 1000);
+  const readOnly = new ReadOnlyService(cache, abis, node, {
+    chain,
+    maxBlocks: config.cacheMaxBlocks,
+    staleWhileRevalidateS: config.cacheStaleWhileRevalidateS,
+    staleIfErrorS: config.cacheStaleIfErrorS,
+    staleMaxS: config.cacheStaleMaxS,
+  });
+  // "consistent" batches pin to the tracker's current block (one shared /v2/info).
+  const batch = new BatchService(readOnly, chain);
 
   installJsonParsing(app);
 
@@ -159,6 +202,8 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
+  await app.register(batchRoute, { batch, maxCalls: config.batchMaxCalls });
+  await app.register(nodeCompatRoutes, { service: readOnly, abis });
   await app.register(opsRoutes, {
     store,
     metrics,
@@ -178,14 +223,27 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const close = (): Promise<void> => {
     closing ??= (async () => {
       draining = true;
-      await app.close();
-      await node.close?.();
+      // Upstream first: requests waiting for a budget token (in the pool's fair queue or a
+      // budget) or in a retry's backoff are answered SERVICE_UNAVAILABLE 503 now and no retry
+      // starts, so that app.close() below drains answered requests instead of waiting on the
+      // upstream until the grace period kills the process with their sockets still open
+      // (issue 12, defect 9).
+      rawNode.drain?.();
       upstreamPool?.close();
       for (const b of Object.values(rawBudgets)) b.close();
+      // Attempts under way get half the grace period to finish, then are aborted (503), so
+      // that every request is answered before SHUTDOWN_GRACE_MS ends the process.
+      const abort = setTimeout(() => void rawNode.close?.(), Math.floor(config.shutdownGraceMs / 2));
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(abort);
+      }
+      await rawNode.close?.();
       await scaleOut?.close();
       await ownedStore.close();
     })();
     return closing;
   };
-  return { app, config, store, cache, metrics, upstreams: upstreamPool, close };
+  return { app, config, store, cache, metrics, upstreams: upstreamPool, chain, close };
 }

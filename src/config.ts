@@ -51,6 +51,8 @@ export interface Config {
   readonly hotCacheMaxBytes: number;
   /** Byte budget of the parsed-ABI memo (estimated heap size of the parsed documents). */
   readonly abiMemoMaxBytes: number;
+  /** Seconds an upstream "no such contract" for an ABI is remembered; 0 = not remembered. */
+  readonly cacheNegativeTtlS: number;
   /** Request body limit in bytes (decisions.md: 1 MiB). */
   readonly bodyLimitBytes: number;
   readonly logLevel: LogLevel;
@@ -68,11 +70,25 @@ export interface Config {
   readonly httpRequestTimeoutMs: number;
   /** Most client connections held open at once; beyond it new connections are dropped. */
   readonly httpMaxConnections: number;
+  /** Oldest tip knowledge a tip-dependent answer may use (extensions.md section 1). */
+  readonly chainTipMaxAgeMs: number;
+  /** Block bound of requests that send no cacheControl.maxBlocks; undefined = none (the default). */
+  readonly cacheMaxBlocks: number | undefined;
+  /** Default cacheControl.staleWhileRevalidate, seconds (0 = off). */
+  readonly cacheStaleWhileRevalidateS: number;
+  /** Default cacheControl.staleIfError, seconds (0 = off). */
+  readonly cacheStaleIfErrorS: number;
+  /** How long an entry is kept past its freshness for stale answers, seconds; caps the windows. */
+  readonly cacheStaleMaxS: number;
+  /** Most calls one POST /contract-calls/batch may hold (extensions.md, section 4). */
+  readonly batchMaxCalls: number;
 }
 
 type Env = Record<string, string | undefined>;
 
 const MIB = 1024 * 1024;
+/** Longest stale window or retention accepted (seconds): ten years, as the longest ttl. */
+const MAX_WINDOW_S = 315_360_000;
 
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
@@ -178,6 +194,8 @@ export function loadConfig(env: Env = process.env): Config {
     // Defaults keep RSS under the benchmark's 256 MiB bound with 1M entries in SQLite.
     hotCacheMaxBytes: int(env, 'HOT_CACHE_MAX_BYTES', 32 * MIB, 1 * MIB),
     abiMemoMaxBytes: int(env, 'ABI_MEMO_MAX_BYTES', 16 * MIB, 1 * MIB),
+    // A day at most: a contract deployed after its 404 must not stay unknown for long.
+    cacheNegativeTtlS: int(env, 'CACHE_NEGATIVE_TTL_S', 30, 0, 86_400),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', [
       'fatal',
@@ -194,6 +212,13 @@ export function loadConfig(env: Env = process.env): Config {
     httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1),
     httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1),
     httpMaxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 10_000, 1),
+    chainTipMaxAgeMs: int(env, 'CHAIN_TIP_MAX_AGE_MS', 5000, 0),
+    cacheMaxBlocks:
+      optional(env, 'CACHE_MAX_BLOCKS') === undefined ? undefined : int(env, 'CACHE_MAX_BLOCKS', 0, 0),
+    cacheStaleWhileRevalidateS: int(env, 'CACHE_STALE_WHILE_REVALIDATE_S', 0, 0, MAX_WINDOW_S),
+    cacheStaleIfErrorS: int(env, 'CACHE_STALE_IF_ERROR_S', 0, 0, MAX_WINDOW_S),
+    cacheStaleMaxS: int(env, 'CACHE_STALE_MAX_S', 86_400, 0, MAX_WINDOW_S),
+    batchMaxCalls: int(env, 'BATCH_MAX_CALLS', 100, 1, 10_000),
   };
   // Node refuses a headers timeout longer than the request timeout: say so by name instead.
   if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {

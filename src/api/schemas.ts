@@ -38,6 +38,27 @@ export const CacheControl = Type.Object(
         description: 'seconds to keep the result; 0 = until removed',
       }),
     ),
+    maxBlocks: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'serve a cached latest-state result only if the chain has advanced at most this many blocks since it was read (0 = read at the current tip); default CACHE_MAX_BLOCKS (unset = no block bound)',
+      }),
+    ),
+    staleWhileRevalidate: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'seconds after a result stops being fresh during which it is answered at once while one background refresh runs; default CACHE_STALE_WHILE_REVALIDATE_S',
+      }),
+    ),
+    staleIfError: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'seconds after a result stops being fresh during which it is answered when the upstream fails transiently; default CACHE_STALE_IF_ERROR_S',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -59,6 +80,13 @@ export const ReadOnlyBody = Type.Object(
     strictJsonCompat: Type.Optional(Type.Boolean()),
     preserveContainers: Type.Optional(Type.Boolean()),
     cacheControl: Type.Optional(CacheControl),
+    tip: Type.Optional(
+      Type.String({
+        description:
+          'read at this block: an index block hash (64 hex digits, with or without 0x, any case), or "latest" (the default) for the current state',
+        examples: ['latest', '0x7d1c8e0f2b4a6c3e5d9f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7'],
+      }),
+    ),
   },
   { additionalProperties: true, examples: [EXAMPLE_READ_ONLY_BODY] },
 );
@@ -89,4 +117,127 @@ export const KnownContractsData = Type.Object({
       }),
     ),
   }),
+  /** Only when the listing continues: the `cursor` of the next page. */
+  nextCursor: Type.Optional(Type.String()),
 });
+
+/** ?limit= and ?cursor= of the known-contracts listing (checked by the route for clear errors). */
+export const KnownContractsQuery = Type.Object({
+  limit: Type.Optional(Type.String({ description: 'contracts per page: 1 to 10000 (default 1000)' })),
+  cursor: Type.Optional(Type.String({ maxLength: 512, description: 'the nextCursor of the previous page' })),
+});
+
+// --- batch (extensions.md, section 4) ----------------------------------------------------------
+
+const BATCH_CALL_EXAMPLE = {
+  contractAddress: 'SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9.alex-token',
+  functionName: 'get-balance',
+  functionArgs: [{ type: 'principal', value: 'SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7' }],
+};
+
+/**
+ * The batch body. The calls are deliberately not checked by this schema: each one is checked
+ * on its own, as the single endpoint checks its path and body, so that one malformed call
+ * fails only its own result.
+ */
+export function batchBody(maxCalls: number) {
+  return Type.Object(
+    {
+      calls: Type.Array(
+        Type.Unknown({
+          description:
+            'A read-only call: the fields of a read-only request body (functionArgs, network, senderAddress, strictJsonCompat, preserveContainers, cacheControl, tip) plus contractAddress, contractName and functionName. contractName may instead be given as addr.name in contractAddress. Checked one by one: a malformed call gets its own VALIDATION_ERROR result.',
+          examples: [BATCH_CALL_EXAMPLE],
+        }),
+        { minItems: 1, maxItems: maxCalls, description: `1 to ${maxCalls} calls (BATCH_MAX_CALLS)` },
+      ),
+      tip: Type.Optional(
+        Type.String({
+          examples: [
+            'consistent',
+            'latest',
+            '0x7d1c8e0f2b4a6c3e5d9f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7',
+          ],
+          description:
+            'An index block hash pins every call without a tip of its own; "consistent" pins them all to the current tip, learned once, and reports it in data.tip',
+        }),
+      ),
+    },
+    {
+      additionalProperties: true,
+      examples: [
+        {
+          calls: [
+            BATCH_CALL_EXAMPLE,
+            { ...BATCH_CALL_EXAMPLE, functionName: 'get-decimals', functionArgs: [] },
+          ],
+          tip: 'consistent',
+        },
+      ],
+    },
+  );
+}
+
+const BatchMeta = Type.Object({
+  status: Type.Integer({ description: 'the HTTP status the single endpoint would answer' }),
+  cacheStatus: Type.Union([Type.String(), Type.Null()], { description: 'its Cache-Status header' }),
+  tipHeight: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'its X-Canonical-Stacks-Tip-Height header: the tip height the result was read at',
+  }),
+});
+
+export const BatchData = Type.Object({
+  results: Type.Array(
+    Type.Union([
+      Type.Object({ success: Type.Literal(true), data: Type.Unknown(), meta: BatchMeta }),
+      Type.Object({ success: Type.Literal(false), error: ErrorRecord, meta: BatchMeta }),
+    ]),
+    { description: "one per call, in order: the single endpoint's envelope plus meta" },
+  ),
+  tip: Type.Optional(
+    Type.Union([Type.Object({ height: Type.Integer(), indexBlockHash: Type.String() }), Type.Null()], {
+      description: 'with tip "consistent": the block every call was read at (null when no call needed one)',
+    }),
+  ),
+});
+
+// --- node-compatible endpoints (extensions.md, section 5) --------------------------------------
+
+export const NodeCallReadParams = Type.Object({
+  address: Type.String(),
+  contract: Type.String(),
+  function: Type.String(),
+});
+
+export const NodeCallReadQuery = Type.Object(
+  { tip: Type.Optional(Type.String({ description: 'index block hash to read at' })) },
+  { additionalProperties: true },
+);
+
+export const NodeCallReadBody = Type.Object(
+  {
+    sender: Type.String({ minLength: 1, maxLength: 170, description: 'the principal used as tx-sender' }),
+    arguments: Type.Array(Type.String({ description: 'a serialized Clarity value: 0x followed by hex' }), {
+      maxItems: MAX_FUNCTION_ARGS,
+    }),
+  },
+  {
+    additionalProperties: true,
+    examples: [
+      {
+        sender: 'SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7',
+        arguments: ['0x0100000000000000000000000000000001'],
+      },
+    ],
+  },
+);
+
+export const NodeCallReadAnswer = Type.Union(
+  [
+    Type.Object({ okay: Type.Literal(true), result: Type.String({ description: 'the result, 0x hex' }) }),
+    Type.Object({ okay: Type.Literal(false), cause: Type.String({ description: "the node's reason" }) }),
+  ],
+  { examples: [{ okay: true, result: '0x0100000000000000000000000000000005' }] },
+);
+
+export const NodeInterfaceParams = Type.Object({ address: Type.String(), contract: Type.String() });

@@ -3,8 +3,9 @@
  * gateways in one process (tests) never collide. Names are listed in the README.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { CacheOutcome } from '../cache/read-through.js';
-import type { Network } from '../config.js';
+import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
+import type { TipRefreshResult } from '../chain/tracker.js';
+import { NETWORKS, type Network } from '../config.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { TallyHistogram } from './tally-histogram.js';
@@ -15,6 +16,8 @@ export interface MetricSources {
   /** The upstreams (read when scraped; undefined until built, or with an injected node). */
   readonly pool: () => UpstreamPool | undefined;
   readonly hotEntries: () => number;
+  /** The known chain tip height of a network, if any (clarity_cache_chain_tip_height). */
+  readonly tipHeight?: (network: Network) => number | undefined;
 }
 
 const UPSTREAM_STATES = ['ok', 'open', 'lagging'] as const;
@@ -28,6 +31,9 @@ export class Metrics {
   readonly #upstreamLatency: Histogram<'network' | 'upstream' | 'kind'>;
   readonly #budgetWait: Histogram<'network' | 'upstream' | 'result'>;
   readonly #storeErrors: Counter<'op'>;
+  readonly #stale: Counter<'endpoint' | 'kind'>;
+  readonly #backgroundRefreshes: Counter<'endpoint' | 'result'>;
+  readonly #tipRefreshes: Counter<'network' | 'result'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -86,6 +92,37 @@ export class Metrics {
       registers,
     });
     const upstreams = () => sources.pool()?.upstreams() ?? [];
+    this.#stale = new Counter({
+      name: 'clarity_cache_stale_total',
+      help: 'Stale entries answered (kind stale-while-revalidate, stale-if-error) or refetched (kind refetch), by endpoint',
+      labelNames: ['endpoint', 'kind'],
+      registers,
+    });
+    this.#backgroundRefreshes = new Counter({
+      name: 'clarity_cache_background_refreshes_total',
+      help: 'Background refreshes of stale entries (stale-while-revalidate), by endpoint and result (ok, failed)',
+      labelNames: ['endpoint', 'result'],
+      registers,
+    });
+    this.#tipRefreshes = new Counter({
+      name: 'clarity_cache_tip_refreshes_total',
+      help: "Chain tip refreshes (GET /v2/info, or another instance's through Redis: shared), by network and result (ok, shared, failed)",
+      labelNames: ['network', 'result'],
+      registers,
+    });
+    new Gauge({
+      name: 'clarity_cache_chain_tip_height',
+      help: 'The chain tip height the gateway knows, by network (absent before it learned one)',
+      labelNames: ['network'],
+      registers,
+      collect() {
+        this.reset();
+        for (const network of NETWORKS) {
+          const height = sources.tipHeight?.(network);
+          if (height !== undefined) this.set({ network }, height);
+        }
+      },
+    });
     new Gauge({
       name: 'clarity_cache_budget_tokens',
       help: 'Upstream budget tokens available now, by network and upstream',
@@ -193,6 +230,19 @@ export class Metrics {
 
   storeError(op: string): void {
     this.#storeErrors.inc({ op });
+  }
+
+  stale(endpoint: CacheEndpoint, kind: StaleServing): void {
+    const label = kind === 'refetch' ? 'refetch' : `stale-${kind}`;
+    this.#stale.inc({ endpoint, kind: label });
+  }
+
+  backgroundRefresh(endpoint: CacheEndpoint, result: 'ok' | 'failed'): void {
+    this.#backgroundRefreshes.inc({ endpoint, result });
+  }
+
+  tipRefresh(network: Network, result: TipRefreshResult): void {
+    this.#tipRefreshes.inc({ network, result });
   }
 }
 

@@ -85,6 +85,11 @@ export interface RunOptions {
   /** A read at the current chain tip (default); false for pinned reads, which lagging upstreams may serve. */
   readonly latest?: boolean;
   readonly context?: RequestContext | undefined;
+  /**
+   * Most attempts for this call (at most 1 + UPSTREAM_RETRIES): 1 = give up after the first
+   * transient failure, for a caller with a better answer at hand than a retry (stale-if-error).
+   */
+  readonly maxAttempts?: number | undefined;
 }
 
 /** A successful call: the endpoint's value, the upstream that gave it and the tip it reported. */
@@ -138,7 +143,11 @@ export class Attempts {
     options: RunOptions = {},
   ): Promise<Answered<T>> {
     const transport = this.#transport;
-    const retries = this.#config.upstreamRetries;
+    // maxAttempts can only lower UPSTREAM_RETRIES (never below one attempt).
+    const retries =
+      options.maxAttempts === undefined
+        ? this.#config.upstreamRetries
+        : Math.min(this.#config.upstreamRetries, Math.max(1, Math.floor(options.maxAttempts)) - 1);
     const latest = options.latest !== false;
     const clientId = options.context?.clientId;
     const failed = new Set<Upstream>();
@@ -195,7 +204,9 @@ export class Attempts {
         random: this.#random,
       });
       this.#logger?.warn({ ...logFields, delayMs }, 'upstream attempt failed, retrying');
-      await this.#sleep(delayMs);
+      // A shutdown cuts the wait short; the check at the top of the loop then answers 503
+      // instead of starting the retry.
+      await untilClosed(this.#sleep(delayMs), transport.closedSignal);
     }
   }
 
@@ -383,6 +394,25 @@ function readTipHeight(headers: Record<string, string | string[] | undefined>): 
   if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
   const n = Number(text.trim());
   return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** Resolves when wait does, or as soon as signal aborts. */
+function untilClosed(wait: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+    wait.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 function defaultSleep(ms: number): Promise<void> {

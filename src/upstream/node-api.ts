@@ -57,7 +57,17 @@ export interface UpstreamUsage {
   host?: string;
 }
 
-export interface ReadOnlyCallOptions {
+/** How one call may spend attempts. */
+export interface CallOptions {
+  /**
+   * Most attempts for this call (at most 1 + UPSTREAM_RETRIES): 1 = give up after the first
+   * transient failure, for a caller that has a better answer at hand than a retry (a stale
+   * entry under stale-if-error, a tip refresh whose failure only sends requests upstream).
+   */
+  readonly maxAttempts?: number;
+}
+
+export interface ReadOnlyCallOptions extends CallOptions {
   /** Evaluate at this block (index block hash), not at the upstream's tip. */
   readonly tip?: string;
 }
@@ -101,5 +111,5 @@ export interface NodeApi {
     ctx?: RequestContext,
   ): Promise<ContractInterfaceAnswer>;
   /** GET /v2/info: the node's view of the chain tip. */
-  getInfo(network: Network, ctx?: RequestContext): Promise<NodeInfoAnswer>;
+  getInfo(network: Network, opts?: CallOptions, ctx?: RequestContext): Promise<NodeInfoAnswer>;
 }

@@ -199,13 +199,16 @@ export function describe(target: Target): string {
   return `${target.network} ${target.method} ${target.path}`;
 }
 
-/** The client is closed (shutting down): retryable, another instance may answer. */
+/**
+ * The client is closed (the gateway is shutting down): SERVICE_UNAVAILABLE 503, retryable,
+ * another instance may answer. Also the answer of an attempt aborted by the close.
+ */
 export function closedError(target: Target): GatewayError {
   return new GatewayError(
-    'UPSTREAM_API_ERROR',
-    `upstream client is closed (shutting down); ${describe(target)} not sent`,
+    'SERVICE_UNAVAILABLE',
+    `the gateway is shutting down; upstream ${describe(target)} not completed`,
     { retryable: true, reason: 'closed' },
-    { status: 502 },
+    { status: 503 },
   );
 }
 

@@ -299,10 +299,10 @@ export class UpstreamPool {
           queue,
           w,
           new GatewayError(
-            'UPSTREAM_API_ERROR',
-            `upstream request queue for ${network} is closed (shutting down)`,
+            'SERVICE_UNAVAILABLE',
+            `the gateway is shutting down; upstream request queue for ${network} is closed`,
             { retryable: true, reason: 'closed' },
-            { status: 502 },
+            { status: 503 },
           ),
         );
       }

@@ -22,11 +22,13 @@
  * so it is neither retried nor marked retryable.
  */
 import type { Dispatcher } from 'undici';
+import { abiShapeProblem } from '../clarity/abi-shape.js';
 import type { Config, Network } from '../config.js';
 import { GatewayError } from '../errors.js';
 import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
 import type { Budget } from './budget/budget.js';
 import type {
+  CallOptions,
   ContractInterfaceAnswer,
   NodeAnswer,
   NodeApi,
@@ -197,7 +199,7 @@ export class StacksNodeClient implements NodeApi {
             ),
         };
       },
-      { latest: opts.tip === undefined, context: ctx },
+      { latest: opts.tip === undefined, context: ctx, maxAttempts: opts.maxAttempts },
     );
     return withMeta({ result: answer.value }, answer);
   }
@@ -220,9 +222,9 @@ export class StacksNodeClient implements NodeApi {
       (res) => {
         const json = parseJson(res.body);
         if (json === PARSE_FAILED) return garbage(target, res.status);
-        if (!isRecord(json) || !Array.isArray(json['functions'])) {
-          return malformed(target, 'the ABI has no "functions" array');
-        }
+        // The whole shape, not just `functions`: a malformed ABI must not be cached (issue 12).
+        const problem = abiShapeProblem(json);
+        if (problem !== undefined) return malformed(target, problem);
         return { type: 'ok', outcome: 'ok', value: json as UpstreamContractInterface };
       },
       (res) => {
@@ -245,14 +247,14 @@ export class StacksNodeClient implements NodeApi {
     return withMeta({ abi: answer.value }, answer);
   }
 
-  async getInfo(network: Network, ctx?: RequestContext): Promise<NodeInfoAnswer> {
+  async getInfo(network: Network, opts: CallOptions = {}, ctx?: RequestContext): Promise<NodeInfoAnswer> {
     const target: Target = { network, kind: 'info', method: 'GET', path: '/v2/info' };
     const answer = await this.#attempts.run<UpstreamNodeInfo>(
       target,
       undefined,
       (res) => checkInfo(target, res.body, res.status),
       undefined,
-      { context: ctx },
+      { context: ctx, maxAttempts: opts.maxAttempts },
     );
     // The body's tip is the node's own view; it counts as a report for the upstream's lag.
     answer.upstream.stats.observeTip(answer.value.stacks_tip_height);
@@ -284,6 +286,14 @@ export class StacksNodeClient implements NodeApi {
    */
   async close(): Promise<void> {
     await this.#transport.close();
+  }
+
+  /**
+   * Start shutting down: no new attempt or retry (waits between attempts end at once), with
+   * SERVICE_UNAVAILABLE 503; attempts under way may finish until close(). Idempotent.
+   */
+  drain(): void {
+    this.#transport.drain();
   }
 }
 

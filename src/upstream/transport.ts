@@ -85,7 +85,11 @@ export class Transport {
   readonly #connectionsPerOrigin: number;
   readonly #pools = new Map<string, Pool>();
   readonly #inFlight = new Set<AbortController>();
+  /** Aborted on close(): what waits between attempts (a retry's backoff) stops waiting. */
+  readonly #closing = new AbortController();
   #closed = false;
+  /** close() ran (drain() alone leaves exchanges and pools alone). */
+  #shut = false;
 
   constructor(options: TransportOptions) {
     this.timeoutMs = options.timeoutMs;
@@ -96,6 +100,11 @@ export class Transport {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** Aborted when the transport closes. */
+  get closedSignal(): AbortSignal {
+    return this.#closing.signal;
   }
 
   async send(
@@ -167,10 +176,20 @@ export class Transport {
     }
   }
 
+  /**
+   * Start shutting down: closed from now on (no new exchange, a retry's backoff ends), but
+   * exchanges under way may still finish until close(). Idempotent.
+   */
+  drain(): void {
+    this.#closed = true;
+    this.#closing.abort(CLOSE_REASON);
+  }
+
   /** Abort what is in flight and close the owned pools. Idempotent. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#shut) return;
+    this.#shut = true;
+    this.drain();
     for (const controller of this.#inFlight) controller.abort(CLOSE_REASON);
     const pools = [...this.#pools.values()];
     this.#pools.clear();

@@ -308,17 +308,15 @@ describe('lag', () => {
 
   it('uses a lagging upstream for pinned reads, and asks another when the pinned tip is unknown', async () => {
     const [a, b] = [await node(100), await node(110)];
-    const KNOWN = 'aa'.repeat(32);
-    const ONLY_B = 'bb'.repeat(32);
+    // The fake nodes share one deterministic chain: a knows blocks up to 100, b up to 110, so a
+    // block of height 105 is known to b only, and they answer 404 for a block neither has.
+    const KNOWN = a.block(90).indexBlockHash;
+    const ONLY_B = b.block(105).indexBlockHash;
     const NOWHERE = 'cc'.repeat(32);
-    const pinned =
-      (known: string[]) =>
-      ({ arguments: args, tip }: { arguments: string[]; tip: string | undefined }) =>
-        tip === undefined || known.includes(tip)
-          ? ({ okay: true, result: args[0]! } as const)
-          : { status: 404, body: 'No such block' };
-    a.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', pinned([KNOWN]));
-    b.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', pinned([KNOWN, ONLY_B]));
+    const echo = ({ arguments: args }: { arguments: string[] }) =>
+      ({ okay: true, result: args[0]! }) as const;
+    a.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', echo);
+    b.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', echo);
     const budget = () => new TokenBucket({ capacity: 1000, refillPerMinute: 1000, queueTimeoutMs: 0 });
     const pool = new UpstreamPool([
       { id: 'a', network: 'testnet', url: a.url, priority: 0, budget: budget() },

@@ -175,6 +175,7 @@ describe('read-only calls', () => {
       retryable: false,
       upstreamBody: 'No such block',
     });
+    expect(node.count('call-read')).toBe(2);
   });
 
   it('okay:false is UPSTREAM_API_ERROR 422 with the cause, not retried', async () => {
@@ -436,7 +437,8 @@ describe('transport', () => {
     await node.waitForRequests(1);
     await client.close();
     const err = await pending;
-    expect(err.code).toBe('UPSTREAM_API_ERROR');
+    expect(err.code).toBe('SERVICE_UNAVAILABLE');
+    expect(err.status).toBe(503);
     expect(err.details).toMatchObject({ retryable: true, reason: 'closed' });
     expect(node.count()).toBe(1);
     await expect(getCount(client)).rejects.toMatchObject({ details: { reason: 'closed' } });

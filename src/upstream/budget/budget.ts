@@ -78,12 +78,12 @@ export function budgetExhaustedError(label: string, queueTimeoutMs: number, wait
   );
 }
 
-/** The budget was closed (shutdown): retryable, another instance may answer. */
+/** The budget was closed (shutdown): SERVICE_UNAVAILABLE 503, retryable, another instance may answer. */
 export function budgetClosedError(label: string): GatewayError {
   return new GatewayError(
-    'UPSTREAM_API_ERROR',
-    `upstream request budget for ${label} is closed (shutting down)`,
+    'SERVICE_UNAVAILABLE',
+    `the gateway is shutting down; upstream request budget for ${label} is closed`,
     { retryable: true, reason: 'closed' },
-    { status: 502 },
+    { status: 503 },
   );
 }
