@@ -3,6 +3,7 @@
  * README cannot drift from what the service does. The examples are written for the demo
  * (`npm run demo`: the devnet's contracts, the gateway on localhost:3000); this check runs them
  * as written, with only `localhost:3000` replaced by the gateway it is given and
+ * `localhost:20443` (the demo devnet) by the devnet it is given, and
  * `npx clarity-cache` by the command line's sources (`node --import tsx src/cli/main.ts`, the
  * same program before `npm run build` bundles it).
  *
@@ -16,8 +17,8 @@
  * silently ignored. The `node <file>` of a skipped command must still name a file the build
  * produces (the README once ran `node dist/src/main.js`, which does not exist).
  *
- * Usage: tsx scripts/readme-check.ts http://127.0.0.1:3000 (ADMIN_TOKEN in the environment
- * when the gateway has one). test/integration/demo.test.ts runs it against the demo.
+ * Usage: tsx scripts/readme-check.ts <gateway URL> [<devnet URL>] (defaults for the latter:
+ * localhost:20443, the demo's; ADMIN_TOKEN in the environment when the gateway has one). test/integration/demo.test.ts runs it against the demo.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -120,7 +121,11 @@ export function commandsOf(block: { line: number; lines: string[] }): ReadmeComm
     }
     i++;
     const text = parts.join('\n');
-    if (/^[A-Za-z_][A-Za-z0-9_]*=("[^"]*"|'[^']*'|\S*)\s*(#.*)?$/.test(text.trim())) {
+    // An assignment (`H="..."`, `TIP=0x$(curl ...)`): kept for the later commands of the block.
+    if (
+      /^[A-Za-z_][A-Za-z0-9_]*=("[^"]*"|'[^']*'|\S*)\s*(#.*)?$/.test(text.trim()) ||
+      /^[A-Za-z_][A-Za-z0-9_]*=\S*\$\(/.test(text.trim())
+    ) {
       prelude.push(text.trim());
       continue;
     }
@@ -173,10 +178,16 @@ function builtEntryPoints(): Set<string> {
 /** Run every README command against the gateway at `gatewayUrl`. */
 export async function checkReadme(
   gatewayUrl: string,
-  options: { readonly readme?: string; readonly env?: Record<string, string> } = {},
+  options: {
+    readonly readme?: string;
+    readonly env?: Record<string, string>;
+    /** The demo devnet, for the commands that ask it (written as localhost:20443). */
+    readonly devnetUrl?: string;
+  } = {},
 ): Promise<CheckResult[]> {
   const markdown = readFileSync(options.readme ?? path.join(ROOT, 'README.md'), 'utf8');
   const host = new URL(gatewayUrl).host;
+  const devnetHost = new URL(options.devnetUrl ?? 'http://localhost:20443').host;
   const entryPoints = builtEntryPoints();
   const results: CheckResult[] = [];
   for (const command of shellBlocks(markdown).flatMap(commandsOf)) {
@@ -209,6 +220,7 @@ export async function checkReadme(
     const adapted = [...command.prelude, text]
       .join('\n')
       .replaceAll('localhost:3000', host)
+      .replaceAll('localhost:20443', devnetHost)
       .replace(/^npx clarity-cache\b/m, 'node --import tsx src/cli/main.ts');
     const run = await sh(adapted, { ...options.env, CLARITY_CACHE_URL: gatewayUrl });
     results.push({ command, ...verdict(kind, command, run) });
@@ -228,19 +240,27 @@ function verdict(
     };
   }
   if (kind === 'cli') return { status: 'passed' };
+  // `curl -i`: the status line and headers, then the body.
+  let text = run.stdout;
+  if (text.startsWith('HTTP/')) {
+    const status = Number(/^HTTP\/[\d.]+ (\d{3})/.exec(text)?.[1]);
+    if (!(status >= 200 && status < 300))
+      return { status: 'failed', reason: `HTTP ${status}: ${text.slice(0, 500)}` };
+    text = text.slice(text.indexOf('\r\n\r\n') + 4);
+  }
   let body: unknown;
   try {
-    body = JSON.parse(run.stdout);
+    body = JSON.parse(text);
   } catch {
-    return { status: 'failed', reason: `not JSON: ${run.stdout.slice(0, 500)}` };
+    return { status: 'failed', reason: `not JSON: ${text.slice(0, 500)}` };
   }
   if ((body as { success?: unknown }).success !== true) {
-    return { status: 'failed', reason: `not a success envelope: ${run.stdout.slice(0, 500)}` };
+    return { status: 'failed', reason: `not a success envelope: ${text.slice(0, 500)}` };
   }
   if (command.expected !== undefined && !isDeepStrictEqual(body, command.expected)) {
     return {
       status: 'failed',
-      reason: `answered ${run.stdout.slice(0, 500)}, the README says ${JSON.stringify(command.expected)}`,
+      reason: `answered ${text.slice(0, 500)}, the README says ${JSON.stringify(command.expected)}`,
     };
   }
   return { status: 'passed' };
@@ -276,7 +296,7 @@ async function main(): Promise<void> {
     console.error('usage: tsx scripts/readme-check.ts <gateway URL>   (e.g. the one npm run demo prints)');
     process.exit(2);
   }
-  const results = await checkReadme(url);
+  const results = await checkReadme(url, process.argv[3] === undefined ? {} : { devnetUrl: process.argv[3] });
   for (const r of results) {
     const first = r.command.text.split('\n')[0];
     const why = r.status === 'passed' ? '' : ` — ${r.reason}`;

@@ -1,6 +1,13 @@
 /** TypeBox schemas of the public routes: request validation, and the OpenAPI document later. */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { EXAMPLE_DECODE_BODY, EXAMPLE_PATH_PARAMS, EXAMPLE_READ_ONLY_BODY } from './examples.js';
+import {
+  EXAMPLE_CONTRACT_ID,
+  EXAMPLE_DECODE_BODY,
+  EXAMPLE_HOLDER,
+  EXAMPLE_HOLDER_HEX,
+  EXAMPLE_PATH_PARAMS,
+  EXAMPLE_READ_ONLY_BODY,
+} from './examples.js';
 
 /** Longest ttl accepted (seconds): ten years; 0 or omitted means "until removed". */
 export const MAX_TTL_SECONDS = 315_360_000;
@@ -130,9 +137,9 @@ export const KnownContractsQuery = Type.Object({
 // --- batch (extensions.md, section 4) ----------------------------------------------------------
 
 const BATCH_CALL_EXAMPLE = {
-  contractAddress: 'SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9.alex-token',
-  functionName: 'get-balance',
-  functionArgs: [{ type: 'principal', value: 'SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7' }],
+  contractAddress: EXAMPLE_CONTRACT_ID,
+  functionName: EXAMPLE_PATH_PARAMS.functionName,
+  ...EXAMPLE_READ_ONLY_BODY,
 };
 
 /**
@@ -204,9 +211,9 @@ export const BatchData = Type.Object({
 // --- node-compatible endpoints (extensions.md, section 5) --------------------------------------
 
 export const NodeCallReadParams = Type.Object({
-  address: Type.String(),
-  contract: Type.String(),
-  function: Type.String(),
+  address: ContractAddress,
+  contract: ContractName,
+  function: Type.String({ examples: [EXAMPLE_PATH_PARAMS.functionName] }),
 });
 
 export const NodeCallReadQuery = Type.Object(
@@ -225,8 +232,8 @@ export const NodeCallReadBody = Type.Object(
     additionalProperties: true,
     examples: [
       {
-        sender: 'SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7',
-        arguments: ['0x0100000000000000000000000000000001'],
+        sender: EXAMPLE_HOLDER,
+        arguments: [EXAMPLE_HOLDER_HEX],
       },
     ],
   },
@@ -240,4 +247,4 @@ export const NodeCallReadAnswer = Type.Union(
   { examples: [{ okay: true, result: '0x0100000000000000000000000000000005' }] },
 );
 
-export const NodeInterfaceParams = Type.Object({ address: Type.String(), contract: Type.String() });
+export const NodeInterfaceParams = Type.Object({ address: ContractAddress, contract: ContractName });

@@ -76,15 +76,18 @@ describe('the demo refuses a busy port', () => {
 describe('the demo and the README against it', () => {
   let demo: Demo;
   let gatewayUrl: string;
+  let devnetUrl: string;
   let dataDir: string;
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'clarity-cache-demo-'));
     const port = await freePort();
     gatewayUrl = `http://127.0.0.1:${port}`;
+    const devnetPort = await freePort();
+    devnetUrl = `http://127.0.0.1:${devnetPort}`;
     demo = runDemo({
       PORT: String(port),
-      DEVNET_PORT: String(await freePort()),
+      DEVNET_PORT: String(devnetPort),
       DATA_DIR: dataDir,
       ADMIN_TOKEN,
     });
@@ -102,7 +105,7 @@ describe('the demo and the README against it', () => {
   // First, on a fresh cache: the README's expected outputs assume one (known-contracts lists
   // exactly the contracts its examples loaded).
   it('runs every README shell command successfully, or skips it by design with a reason', async () => {
-    const results = await checkReadme(gatewayUrl, { env: { ADMIN_TOKEN } });
+    const results = await checkReadme(gatewayUrl, { env: { ADMIN_TOKEN }, devnetUrl });
     const failed = results.filter((r) => r.status === 'failed');
     expect(
       failed.map((r) => `README.md:${r.command.line}: ${r.status === 'failed' ? r.reason : ''}`),
