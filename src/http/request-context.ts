@@ -38,7 +38,8 @@ export function cacheOutcomeOf(reply: FastifyReply): CacheOutcomeName | undefine
     .split(';')
     .slice(1)
     .map((p) => p.trim().toLowerCase());
-  if (params.includes('hit')) return params.includes('stale') ? 'stale' : 'hit';
+  // stale: a stale entry served (stale-while-revalidate, stale-if-error) or refreshed (fwd=stale).
+  if (params.includes('hit')) return params.some((p) => p.startsWith('detail=stale')) ? 'stale' : 'hit';
   const fwd = params.find((p) => p.startsWith('fwd='))?.slice(4);
   if (fwd === 'stale') return 'stale';
   if (fwd === 'request') return 'bypass';

@@ -18,6 +18,7 @@ import { JSON_CONTENT_TYPE } from '../../service/answer.js';
 import type { BatchService, CallShell } from '../../service/batch.js';
 import type { ReadOnlyRequest } from '../../service/read-only.js';
 import { errorEnvelope, toGatewayError } from '../error-handler.js';
+import { requestContext } from '../request-context.js';
 
 export const batchRoute: FastifyPluginAsyncTypebox<{ batch: BatchService; maxCalls: number }> = async (
   app,
@@ -54,7 +55,7 @@ function callShell(request: FastifyRequest): CallShell {
     if (!validate(call)) throw toGatewayError({ validation: validate.errors, validationContext: part });
   };
   return {
-    context: { clientId: request.ip, requestId: request.id },
+    context: requestContext(request),
     validate(call) {
       // A call that is not an object is a body that is not one ("body must be object");
       // otherwise Fastify's order: the path parameters first, then the body.

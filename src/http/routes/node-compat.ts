@@ -22,6 +22,7 @@ import {
 } from '../../api/schemas.js';
 import type { AbiRegistry } from '../../service/abi-registry.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
+import { requestContext } from '../request-context.js';
 
 export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
   service: ReadOnlyService;
@@ -57,7 +58,7 @@ export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
           ...(tip === undefined ? {} : { tip }),
         },
         raw === undefined ? undefined : { url: request.url, body: raw },
-        { clientId: request.ip, requestId: request.id },
+        requestContext(request),
       );
       return reply
         .code(answer.status)
@@ -81,10 +82,11 @@ export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const answer = await abis.nodeAnswer(request.params.address, request.params.contract, {
-        clientId: request.ip,
-        requestId: request.id,
-      });
+      const answer = await abis.nodeAnswer(
+        request.params.address,
+        request.params.contract,
+        requestContext(request),
+      );
       return reply
         .code(answer.status)
         .headers(answer.headers)
