@@ -350,8 +350,8 @@ export class ReadOnlyService {
       { sender: call.sender, arguments: call.argsHex },
       {
         ...(call.tip === undefined ? {} : { tip: call.tip }),
-        // A stale answer is at hand (stale-if-error): one attempt, no retries.
-        ...(lc.staleAtHand ? { maxAttempts: 1 } : {}),
+        // A stale answer is at hand (stale-if-error): one attempt, no retries, no queueing for a token.
+        ...(lc.staleAtHand ? { maxAttempts: 1, budgetWaitMs: 0 } : {}),
       },
       rc,
     );

@@ -90,6 +90,8 @@ export interface RunOptions {
    * transient failure, for a caller with a better answer at hand than a retry (stale-if-error).
    */
   readonly maxAttempts?: number | undefined;
+  /** Longest wait for a budget token (see CallOptions.budgetWaitMs). */
+  readonly budgetWaitMs?: number | undefined;
 }
 
 /** A successful call: the endpoint's value, the upstream that gave it and the tip it reported. */
@@ -155,7 +157,12 @@ export class Attempts {
       if (transport.closed) throw closedError(target);
       let upstream: Upstream;
       try {
-        upstream = (await this.#pool.acquire(target.network, { avoid: failed, latest, clientId }))!;
+        upstream = (await this.#pool.acquire(target.network, {
+          avoid: failed,
+          latest,
+          clientId,
+          maxWaitMs: options.budgetWaitMs,
+        }))!;
       } catch (err) {
         throw withContext(err, target, attempt);
       }

@@ -65,6 +65,12 @@ export interface CallOptions {
    * entry under stale-if-error, a tip refresh whose failure only sends requests upstream).
    */
   readonly maxAttempts?: number;
+  /**
+   * Longest wait for an upstream budget token (at most UPSTREAM_QUEUE_TIMEOUT_MS); 0 = only a
+   * token available now, else RATE_LIMIT_EXCEEDED at once: stale-if-error answers stale rather
+   * than queueing while a stale entry is at hand.
+   */
+  readonly budgetWaitMs?: number;
 }
 
 export interface ReadOnlyCallOptions extends CallOptions {

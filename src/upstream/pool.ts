@@ -109,6 +109,11 @@ export interface AcquireOptions extends PickOptions {
   readonly clientId?: string | undefined;
   /** Never wait and never fall back to avoided upstreams: undefined when nobody has a token now (hedges). */
   readonly noWait?: boolean;
+  /**
+   * Longest wait for a token, below UPSTREAM_QUEUE_TIMEOUT_MS; 0 = a token available now or a
+   * RATE_LIMIT_EXCEEDED at once (a caller with a stale answer at hand does not queue).
+   */
+  readonly maxWaitMs?: number | undefined;
 }
 
 interface Waiter {
@@ -229,8 +234,10 @@ export class UpstreamPool {
       candidates.map((u) => u.budget),
       queue.waiting.size + 1,
     );
-    const timeoutMs = this.settings.queueTimeoutMs;
-    if (waitMs > timeoutMs) throw budgetExhaustedError(labelOf(candidates, network), timeoutMs, waitMs);
+    const timeoutMs = Math.min(this.settings.queueTimeoutMs, options.maxWaitMs ?? Number.POSITIVE_INFINITY);
+    // Not even a turn in the queue (maxWaitMs 0): the caller has something better than waiting.
+    if (waitMs > timeoutMs || timeoutMs <= 0)
+      throw budgetExhaustedError(labelOf(candidates, network), timeoutMs, waitMs);
     return new Promise<Upstream>((resolve, reject) => {
       const waiter: Waiter = {
         options,

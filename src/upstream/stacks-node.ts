@@ -199,7 +199,12 @@ export class StacksNodeClient implements NodeApi {
             ),
         };
       },
-      { latest: opts.tip === undefined, context: ctx, maxAttempts: opts.maxAttempts },
+      {
+        latest: opts.tip === undefined,
+        context: ctx,
+        maxAttempts: opts.maxAttempts,
+        budgetWaitMs: opts.budgetWaitMs,
+      },
     );
     return withMeta({ result: answer.value }, answer);
   }

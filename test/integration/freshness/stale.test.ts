@@ -147,6 +147,21 @@ describe('stale-if-error', () => {
     expect(res.body.error.code).toBe('UPSTREAM_API_ERROR');
   });
 
+  it('answers stale at once when no budget token is free, instead of queueing for one', async () => {
+    await gw.close();
+    // Three tokens a minute and a long queue: the stale entry is built with all three, so the
+    // next call would wait about 20 s for a token (under UPSTREAM_QUEUE_TIMEOUT_MS).
+    gw = await startGateway(
+      testEnv(node.url, { UPSTREAM_RATE_LIMIT_PER_MINUTE: '3', UPSTREAM_QUEUE_TIMEOUT_MS: '60000' }),
+    );
+    await staleEntry(); // ABI + height + balance: the three tokens
+    const res = await read({ maxBlocks: 0, staleIfError: 60 });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toBe('100');
+    expect(res.headers.get('cache-status')).toContain('detail=stale-if-error');
+    expect(node.count('call-read')).toBe(0);
+  });
+
   it('uses CACHE_STALE_IF_ERROR_S as the default window', async () => {
     await gw.close();
     gw = await startGateway(testEnv(node.url, { CACHE_STALE_IF_ERROR_S: '60', CACHE_MAX_BLOCKS: '0' }));
