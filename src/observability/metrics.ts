@@ -24,8 +24,6 @@ const UPSTREAM_STATES = ['ok', 'open', 'lagging'] as const;
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly #requests: Counter<'route' | 'method' | 'status'>;
-  readonly #cache: Counter<'endpoint' | 'outcome'>;
   readonly #requestDuration: TallyHistogram;
   readonly #upstreamAttempts: Counter<'network' | 'upstream' | 'kind' | 'outcome'>;
   readonly #upstreamLatency: Histogram<'network' | 'upstream' | 'kind'>;
@@ -39,7 +37,8 @@ export class Metrics {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'clarity_cache_' });
     const requestTallies = this.#requestTallies;
-    this.#requests = new Counter({
+    // Published from the tallies at scrape time (collect): the hit path only counts in a map.
+    new Counter({
       name: 'clarity_cache_http_requests_total',
       help: 'HTTP requests answered, by route pattern, method and status code',
       labelNames: ['route', 'method', 'status'],
@@ -56,7 +55,7 @@ export class Metrics {
       this.registry,
     );
     const cacheTallies = this.#cacheTallies;
-    this.#cache = new Counter({
+    new Counter({
       name: 'clarity_cache_cache_requests_total',
       help: 'Cache lookups by endpoint and outcome (hit, miss, bypass, coalesced)',
       labelNames: ['endpoint', 'outcome'],
