@@ -25,6 +25,7 @@ import type {
   DecodeOptions,
   DecodeResult,
   KnownContracts,
+  KnownContractsOptions,
   ReadOnlyOptions,
 } from './types.js';
 
@@ -68,7 +69,7 @@ export interface RawClient {
     options?: ReadOnlyOptions,
   ): Promise<ClientResponse<unknown>>;
   abi(contractId: string): Promise<ClientResponse<ContractAbi>>;
-  knownContracts(): Promise<ClientResponse<KnownContracts>>;
+  knownContracts(options?: KnownContractsOptions): Promise<ClientResponse<KnownContracts>>;
   decode(value: ClarityArg, options?: DecodeOptions): Promise<ClientResponse<DecodeResult>>;
   batch(calls: readonly BatchCall[], options?: BatchOptions): Promise<ClientResponse<BatchResult>>;
 }
@@ -84,7 +85,7 @@ export interface ClarityCacheClient {
   /** The contract's ABI document. */
   abi(contractId: string): Promise<ContractAbi>;
   /** The contracts whose ABI the gateway holds. */
-  knownContracts(): Promise<KnownContracts>;
+  knownContracts(options?: KnownContractsOptions): Promise<KnownContracts>;
   /** Decode a Clarity value (0x hex or a value object) into plain JSON. */
   decode(value: ClarityArg, options?: DecodeOptions): Promise<DecodeResult>;
   /** Several read-only calls in one request; one call's failure never fails the others. */
@@ -138,8 +139,12 @@ export function createClient(options: ClientOptions): ClarityCacheClient {
       const { address, name } = splitContractId(contractId);
       return send(transport, 'GET', `/contract-calls/abi/${seg(address)}/${seg(name)}`);
     },
-    knownContracts() {
-      return send(transport, 'GET', '/contract-calls/known-contracts');
+    knownContracts(opts = {}) {
+      const query = new URLSearchParams();
+      if (opts.limit !== undefined) query.set('limit', String(opts.limit));
+      if (opts.cursor !== undefined) query.set('cursor', opts.cursor);
+      const qs = query.toString();
+      return send(transport, 'GET', `/contract-calls/known-contracts${qs === '' ? '' : `?${qs}`}`);
     },
     decode(value, opts = {}) {
       return send(transport, 'POST', '/contract-calls/decode-clarity-value', {
@@ -159,7 +164,7 @@ export function createClient(options: ClientOptions): ClarityCacheClient {
     raw,
     readOnly: async (...a) => unwrap(await raw.readOnly(...a)),
     abi: async (id) => unwrap(await raw.abi(id)),
-    knownContracts: async () => unwrap(await raw.knownContracts()),
+    knownContracts: async (...a) => unwrap(await raw.knownContracts(...a)),
     decode: async (...a) => unwrap(await raw.decode(...a)),
     batch: async (...a) => unwrap(await raw.batch(...a)),
   };

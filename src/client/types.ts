@@ -31,6 +31,16 @@ export type CacheControlOptions = Static<typeof CacheControl>;
 /** Options of decode(): every field of the decode body except the value. */
 export type DecodeOptions = Omit<Static<typeof DecodeBody>, 'clarityValue'>;
 
+/**
+ * One page of the known-contracts listing: `limit` contracts (1 to 10000, the gateway's
+ * default 1000) after `cursor`, the `nextCursor` of the previous page. Without either, the
+ * first page, which for a small cache is the whole listing.
+ */
+export interface KnownContractsOptions {
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
 export interface DecodeResult {
   /** The value exactly as submitted. */
   readonly original: unknown;

@@ -96,6 +96,27 @@ describe('createClient against the gateway', () => {
     expect((await client.decode({ type: 'uint', value: '42' })).decoded).toBe(42);
   });
 
+  it('pages the known contracts with limit and cursor', async () => {
+    const client = createClient({ baseUrl: gw.url });
+    for (const name of ['page-a', 'page-b', 'page-c']) {
+      node.setAbi(MAINNET_ADDR, name, SAMPLE_ABI);
+      await client.abi(`${MAINNET_ADDR}.${name}`);
+    }
+    const all = (await client.knownContracts()).contracts.cached.map((c) => c.contractName);
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages < all.length + 1; pages++) {
+      const page = await client.knownContracts({ limit: 2, ...(cursor === undefined ? {} : { cursor }) });
+      expect(page.contracts.cached.length).toBeLessThanOrEqual(2);
+      seen.push(...page.contracts.cached.map((c) => c.contractName));
+      cursor = page.nextCursor;
+      if (cursor === undefined) break;
+    }
+    expect(seen).toEqual(all);
+    await expect(client.knownContracts({ limit: 0 })).rejects.toBeInstanceOf(ValidationError);
+  });
+
   it('throws one error class per code, with code, status, details and id', async () => {
     const client = createClient({ baseUrl: gw.url });
     const err = await client.readOnly(DEMO, 'fails', []).catch((e: unknown) => e);
