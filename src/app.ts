@@ -12,7 +12,9 @@ import { type Config, NETWORKS, type Network } from './config.js';
 import { requireHostHeader } from './http/client-errors.js';
 import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { FastLane } from './http/fast-lane.js';
 import { registerOpenApi } from './http/openapi.js';
+import { nextRequestId } from './http/request-ids.js';
 import { installJsonParsing } from './http/raw-body.js';
 import { trackEndpoints, trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
@@ -21,7 +23,7 @@ import { decodeRoute } from './http/routes/decode.js';
 import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
-import { createServer, installRequestHooks } from './http/server.js';
+import { createServer, installRequestHooks, logsRequests } from './http/server.js';
 import { instrumentBudget, Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
@@ -120,6 +122,14 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
     isDraining: () => draining,
   });
+  // Last of the root hooks: it captures answers with the headers every other hook added.
+  new FastLane({
+    isDraining: () => draining,
+    onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
+    logRequest: logsRequests(config.logLevel)
+      ? (fields) => log.info({ reqId: nextRequestId(), ...fields }, 'request')
+      : undefined,
+  }).install(app);
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
   await app.register(endpointIndexRoutes, { endpoints });

@@ -22,6 +22,7 @@ import { cacheHeaders } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
+import { hitReuse, replayable } from './replay.js';
 
 export type { RenderedAnswer } from './answer.js';
 export type { RequestText } from './prepared-call.js';
@@ -96,7 +97,13 @@ export class ReadOnlyService {
     } catch (err) {
       throw isGatewayError(err) ? withHeaders(err, cache) : err;
     }
-    return { status: 200, headers: { ...cache, 'content-type': JSON_CONTENT_TYPE }, body };
+    return {
+      status: 200,
+      headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
+      body,
+      // A hit may be replayed for an identical request while its entry is still served (replay.ts).
+      reuse: result.entry !== undefined && replayable(req) ? hitReuse(this.cache, call.key, result.entry) : undefined,
+    };
   }
 
   /** Decode a raw result with the request's options; an (err ...) raises CONTRACT_ERROR. */

@@ -1,0 +1,50 @@
+/**
+ * When a read-only answer may be replayed by the HTTP fast lane (src/http/fast-lane.ts), and
+ * how: a cache hit, for a request made only of fields whose effect on the answer is known here,
+ * valid while the cache would still serve the very entry it was rendered from.
+ */
+import type { CacheEntry } from '../cache/entry.js';
+import type { ReadThroughCache } from '../cache/read-through.js';
+import type { LaneReuse } from './answer.js';
+import { cacheHeaders } from './cache-status.js';
+
+/**
+ * Request fields a hit's answer is judged by today. A request with any other field (a block
+ * bound, a pinned tip, stale windows: newer parts of the request) always takes the full path,
+ * so that rules this module does not know are never skipped.
+ */
+const KNOWN_FIELDS = new Set([
+  'contractAddress',
+  'contractName',
+  'functionName',
+  'functionArgs',
+  'network',
+  'senderAddress',
+  'strictJsonCompat',
+  'preserveContainers',
+  'cacheControl',
+]);
+/** cacheControl.ttl only applies to writing, never to which entry a hit serves. */
+const KNOWN_CACHE_CONTROL = new Set(['ttl']);
+
+/** Whether a request's hit can be replayed (see KNOWN_FIELDS). */
+export function replayable(req: object): boolean {
+  for (const name in req) if (!KNOWN_FIELDS.has(name)) return false;
+  const cc = (req as { cacheControl?: unknown }).cacheControl;
+  if (cc === undefined) return true;
+  if (cc === null || typeof cc !== 'object') return false;
+  for (const name in cc) if (!KNOWN_CACHE_CONTROL.has(name)) return false;
+  return true;
+}
+
+/** Replay of a hit on `entry` under cache key `key`: valid while the cache still serves that entry. */
+export function hitReuse(cache: ReadThroughCache, key: string, entry: CacheEntry): LaneReuse {
+  return {
+    valid: () => cache.stillServes(key, entry),
+    headers: (now) => {
+      const h = cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }, now);
+      return ['cache-status', h['cache-status'], 'age', h.age];
+    },
+    served: () => cache.countHit(key),
+  };
+}
