@@ -14,8 +14,8 @@ import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { FastLane } from './http/fast-lane.js';
 import { registerOpenApi } from './http/openapi.js';
-import { nextRequestId } from './http/request-ids.js';
 import { installJsonParsing } from './http/raw-body.js';
+import { nextRequestId } from './http/request-ids.js';
 import { trackEndpoints, trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
@@ -49,6 +49,8 @@ export interface Gateway {
   readonly store: CacheStore;
   readonly cache: ReadThroughCache;
   readonly metrics: Metrics;
+  /** The exact-repeat fast lane in front of the router (src/http/fast-lane.ts). */
+  readonly lane: FastLane;
   /** Stop accepting, finish what is in flight, then release the store and upstream pools. */
   close(): Promise<void>;
 }
@@ -123,13 +125,14 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     isDraining: () => draining,
   });
   // Last of the root hooks: it captures answers with the headers every other hook added.
-  new FastLane({
+  const lane = new FastLane({
     isDraining: () => draining,
     onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
     logRequest: logsRequests(config.logLevel)
       ? (fields) => log.info({ reqId: nextRequestId(), ...fields }, 'request')
       : undefined,
-  }).install(app);
+  });
+  lane.install(app);
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
   await app.register(endpointIndexRoutes, { endpoints });
@@ -163,5 +166,5 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     })();
     return closing;
   };
-  return { app, config, store, cache, metrics, close };
+  return { app, config, store, cache, metrics, lane, close };
 }

@@ -94,6 +94,7 @@ export class FastLane {
   readonly #paths = new Map<string, number>();
   readonly #maxBodyBytes: number;
   readonly #options: FastLaneOptions;
+  #served = 0;
 
   constructor(options: FastLaneOptions) {
     this.#options = options;
@@ -114,6 +115,11 @@ export class FastLane {
     return this.#entries.size;
   }
 
+  /** Answers given by the lane since start (tests: which path answered). */
+  get served(): number {
+    return this.#served;
+  }
+
   /**
    * Put the lane in front of the app's request handler, replay buffered bodies to Fastify,
    * and capture offered answers. Call after every other onSend hook is added (the captured
@@ -125,7 +131,8 @@ export class FastLane {
       req: IncomingMessage,
       res: ServerResponse,
     ) => void)[];
-    if (fastify === undefined || others.length > 0) throw new Error('fast lane: expected one request listener');
+    if (fastify === undefined || others.length > 0)
+      throw new Error('fast lane: expected one request listener');
     server.removeAllListeners('request');
     server.on('request', (req: LaneRequest, res: ServerResponse) => {
       if (!this.#take(req, res, fastify)) fastify(req, res);
@@ -215,8 +222,12 @@ export class FastLane {
       return false;
     }
     const dynamic = entry.reuse.headers?.(now);
-    res.writeHead(entry.status, dynamic === undefined ? (entry.headers as string[]) : entry.headers.concat(dynamic));
+    res.writeHead(
+      entry.status,
+      dynamic === undefined ? (entry.headers as string[]) : entry.headers.concat(dynamic),
+    );
     res.end(entry.body);
+    this.#served++;
     entry.reuse.served?.();
     const ms = performance.now() - start;
     this.#options.onAnswered(entry.route, method, entry.status, ms / 1000);

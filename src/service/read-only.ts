@@ -102,7 +102,10 @@ export class ReadOnlyService {
       headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
       body,
       // A hit may be replayed for an identical request while its entry is still served (replay.ts).
-      reuse: result.entry !== undefined && replayable(req) ? hitReuse(this.cache, call.key, result.entry) : undefined,
+      reuse:
+        result.entry !== undefined && replayable(req)
+          ? hitReuse(this.cache, call.key, result.entry)
+          : undefined,
     };
   }
 
