@@ -181,8 +181,20 @@ export class FastLane {
     if (!Number.isSafeInteger(length) || length < 0 || length > this.#maxBodyBytes) return false;
     const start = performance.now();
     const chunks: Buffer[] = [];
+    let received = 0;
+    /** The whole body, once its last announced byte arrived and the lane had no answer for it. */
+    let unanswered: Buffer | undefined;
     const onData = (chunk: Buffer): void => {
       chunks.push(chunk);
+      received += chunk.length;
+      if (received !== length) return;
+      // The last byte Content-Length announced: answer now, not a tick later at 'end'.
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      if (this.#serve(req, res, method, url, body, start)) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        req.off('error', onError);
+      } else unanswered = body;
     };
     const onError = (err: Error): void => {
       req.off('data', onData);
@@ -190,14 +202,17 @@ export class FastLane {
       req[BUFFERED] = err;
       fastify(req, res);
     };
+    // A miss continues to Fastify only at 'end', when the request is complete, as it expects.
     const onEnd = (): void => {
       req.off('data', onData);
       req.off('error', onError);
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      if (!this.#serve(req, res, method, url, body, start)) {
-        req[BUFFERED] = body;
-        fastify(req, res);
+      let body = unanswered;
+      if (body === undefined) {
+        body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+        if (received === length && this.#serve(req, res, method, url, body, start)) return;
       }
+      req[BUFFERED] = body;
+      fastify(req, res);
     };
     req.on('data', onData);
     req.once('end', onEnd);

@@ -168,6 +168,23 @@ describe('read-only hits', () => {
     expect(gw.gateway.lane.served).toBe(1);
   });
 
+  it('reads bodies that arrive in pieces, and survives a client that leaves mid-body', async () => {
+    const gw = await start();
+    const path = `/contract-calls/read-only/${MAINNET_ADDR}/demo/get-info`;
+    const plain = '{"functionArgs":[]}';
+    await request(infoUrl(gw.url), { rawBody: plain });
+    const full = await request(infoUrl(gw.url), { rawBody: plain });
+    const head = `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${plain.length}\r\nConnection: close\r\n\r\n`;
+    const split = await rawSend(gw.url, [head + plain.slice(0, 7), plain.slice(7)]);
+    expect(gw.gateway.lane.served).toBe(1);
+    expect(split).toMatch(/^HTTP\/1\.1 200/);
+    expect(JSON.parse(split.slice(split.indexOf('\r\n\r\n') + 4))).toEqual(full.body);
+    // Half a body, then the client goes away: nothing is answered, nothing breaks.
+    await rawSend(gw.url, [head + plain.slice(0, 7)], true);
+    expect((await request(infoUrl(gw.url), { rawBody: plain })).status).toBe(200);
+    expect(gw.gateway.lane.served).toBe(2);
+  });
+
   it('stops serving an entry as soon as it expires', async () => {
     let clock = Date.now();
     const gw = await start({}, { store: new MemoryStore({ maxEntries: 100, now: () => clock }) });
@@ -334,6 +351,32 @@ async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
     if (performance.now() > end) throw new Error('condition not reached');
     await new Promise((r) => setImmediate(r));
   }
+}
+
+/**
+ * Writes each part on its own (the next after the previous one was flushed), then reads the
+ * whole answer; `hangUp` closes the socket after the last part instead.
+ */
+function rawSend(base: string, parts: string[], hangUp = false): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d) => {
+      text += d;
+    });
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+    const next = (i: number): void => {
+      if (i === parts.length) {
+        if (hangUp) socket.destroy();
+        return;
+      }
+      socket.write(parts[i] as string, () => setImmediate(() => next(i + 1)));
+    };
+    next(0);
+  });
 }
 
 /** A POST with a chunked body over a raw socket; resolves with the whole answer text. */
