@@ -263,7 +263,8 @@ export class FastLane {
     offer: NonNullable<LaneRequest[typeof OFFER]>,
   ): void {
     const method = raw.method ?? '';
-    const url = raw.url ?? '';
+    // As received, before Fastify's rewriteUrl (`addr.name` paths): what the lane sees.
+    const url = (raw as { originalUrl?: string }).originalUrl ?? raw.url ?? '';
     const dynamicNames = new Set<string>();
     const dynamic = offer.reuse.headers?.(Date.now()) ?? [];
     for (let i = 0; i < dynamic.length; i += 2) dynamicNames.add((dynamic[i] as string).toLowerCase());

@@ -127,12 +127,18 @@ describe('read-only hits', () => {
     expect(allowed.headers.get('access-control-allow-origin')).toBe(ORIGIN);
     expect(gw.gateway.lane.served).toBe(1);
 
+    // The `addr.name` form of the path is held under the URL as sent.
+    const dotted = `${gw.url}/contract-calls/read-only/${MAINNET_ADDR}.demo/get-info`;
+    await request(dotted, plain);
+    expect((await request(dotted, plain)).body).toEqual(allowed.body);
+    expect(gw.gateway.lane.served).toBe(2);
+
     // The same JSON with other bytes, and other options, go through the full path.
     const spaced = await request(info, { rawBody: '{ "functionArgs": [] }' });
     expect(spaced.status).toBe(200);
     const numbers = await request(info, { rawBody: '{"functionArgs":[],"strictJsonCompat":false}' });
     expect(numbers.body.data).not.toEqual(spaced.body.data);
-    expect(gw.gateway.lane.served).toBe(1);
+    expect(gw.gateway.lane.served).toBe(2);
     // A refused Content-Type on a path the lane holds answers is still refused.
     const form = await request(info, {
       rawBody: '{"functionArgs":[]}',
@@ -143,7 +149,7 @@ describe('read-only hits', () => {
     const broken = await request(info, { rawBody: '{"functionArgs":[' });
     expect(broken.status).toBe(400);
     expect(broken.body.success).toBe(false);
-    expect(gw.gateway.lane.served).toBe(1);
+    expect(gw.gateway.lane.served).toBe(2);
   });
 
   it('never replays requests with fields it cannot judge, nor chunked bodies', async () => {
