@@ -4,7 +4,7 @@
  * valid while the cache would still serve the very entry it was rendered from.
  */
 import type { CacheEntry } from '../cache/entry.js';
-import type { ReadThroughCache } from '../cache/read-through.js';
+import type { CachePolicy, ReadThroughCache } from '../cache/read-through.js';
 import type { LaneReuse } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
 
@@ -37,10 +37,19 @@ export function replayable(req: object): boolean {
   return true;
 }
 
-/** Replay of a hit on `entry` under cache key `key`: valid while the cache still serves that entry. */
-export function hitReuse(cache: ReadThroughCache, key: string, entry: CacheEntry): LaneReuse {
+/**
+ * Replay of a hit on `entry` under cache key `key`: valid while the cache would still serve
+ * that entry to the same request, judged with the same `policy` the request's lookup used (its
+ * freshness requirement, e.g. a block bound, is re-judged at every answer).
+ */
+export function hitReuse(
+  cache: ReadThroughCache,
+  key: string,
+  entry: CacheEntry,
+  policy: CachePolicy = {},
+): LaneReuse {
   return {
-    valid: () => cache.stillServes(key, entry),
+    valid: () => cache.stillServes(key, entry, policy),
     headers: (now) => {
       const h = cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }, now);
       return ['cache-status', h['cache-status'], 'age', h.age];
