@@ -1,13 +1,29 @@
-// Bundles the production server (src/main.ts) into one ES module, dist/clarity-cache.mjs.
-// Why: resolving and loading a few hundred small CommonJS files was most of the start-up
-// time; one file starts several times faster. The tests run the sources (tsx); the
-// production-bundle test runs this output.
+// Bundles what the package ships, with esbuild:
+// - the production server (src/main.ts) into one ES module, dist/clarity-cache.mjs. Why:
+//   resolving and loading a few hundred small CommonJS files was most of the start-up time;
+//   one file starts several times faster;
+// - the explorer page (src/explorer/page) into dist/explorer/ beside the server, which
+//   serves it from there;
+// - the typed client (src/client) into dist/client.mjs (`clarity-cache/client`), for Node
+//   and browsers alike, and the command line (src/cli) into dist/cli.mjs (the `bin`).
+// The tests run the sources (tsx); the bundle tests run this output.
+//
+//   node scripts/bundle.mjs                  everything into dist/
+//   node scripts/bundle.mjs <file.mjs>       only the server (and its explorer/ beside it)
 
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { register } from 'tsx/esm/api';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const serverOnly = process.argv[2] !== undefined;
 const outfile = process.argv[2] ?? `${root}/dist/clarity-cache.mjs`;
+const outdir = path.dirname(path.resolve(outfile));
+
+// Bundled CommonJS packages still call require() for Node built-ins.
+const requireBanner =
+  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 await build({
   entryPoints: [`${root}/src/main.ts`],
@@ -20,8 +36,40 @@ await build({
   logLevel: 'warning',
   // Native addon, and a package that serves its own static files from its install directory.
   external: ['better-sqlite3', '@fastify/swagger-ui'],
-  // Bundled CommonJS packages still call require() for Node built-ins.
-  banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  },
+  // The explorer's prebuilt files, relative to the bundle (src/explorer/plugin.ts).
+  define: { __EXPLORER_DIR__: JSON.stringify('./explorer/') },
+  banner: { js: requireBanner },
 });
+
+// The page builder is TypeScript (the gateway also runs it from its sources): load it through tsx.
+const unregister = register();
+const { writeExplorerAssets } = await import('../src/explorer/build.ts');
+await writeExplorerAssets(path.join(outdir, 'explorer'));
+await unregister();
+
+if (!serverOnly) {
+  await build({
+    entryPoints: [`${root}/src/client/index.ts`],
+    outfile: `${outdir}/client.mjs`,
+    bundle: true,
+    // fetch only, no Node built-ins: the same file runs in browsers.
+    platform: 'neutral',
+    target: 'es2022',
+    format: 'esm',
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+  await build({
+    entryPoints: [`${root}/src/cli/main.ts`],
+    outfile: `${outdir}/cli.mjs`,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    sourcemap: true,
+    logLevel: 'warning',
+    // `clarity-cache serve` loads the server bundle beside it.
+    define: { __SERVER_ENTRY__: JSON.stringify('./clarity-cache.mjs') },
+    banner: { js: requireBanner },
+  });
+}

@@ -6,11 +6,16 @@
  * (default 3000) with both networks pointed at the devnet, then prints curl commands for each
  * endpoint. Ctrl-C or SIGTERM stops both.
  *
- * Environment: PORT, HOST, DEVNET_PORT, DEVNET_HOST, CACHE_STORE (default memory here); every
- * other gateway variable (LOG_LEVEL, ...) passes through.
+ * Environment: PORT, HOST, DEVNET_PORT, DEVNET_HOST; every gateway variable passes through, so
+ * the cache is where the service would keep it (CACHE_STORE=sqlite in DATA_DIR, default ./data).
+ * A busy PORT or DEVNET_PORT stops the demo with one line before anything starts: each is
+ * proven free by listening on it first (a readiness probe alone could be answered by whatever
+ * process already holds the port).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
+import path from 'node:path';
 import { Cl, cvToHex } from '@stacks/transactions';
 import { type Devnet, startDevnet } from '../src/devnet/index.js';
 
@@ -30,8 +35,26 @@ function portFrom(name: string, fallback: number): number {
 const gatewayPort = portFrom('PORT', 3000);
 const devnetPort = portFrom('DEVNET_PORT', 20443);
 const gatewayHost = process.env.HOST ?? '0.0.0.0';
+const dataDir = path.resolve(process.env.DATA_DIR ?? 'data');
 const clientHost = gatewayHost === '0.0.0.0' || gatewayHost === '::' ? '127.0.0.1' : gatewayHost;
 const gatewayUrl = `http://${clientHost.includes(':') ? `[${clientHost}]` : clientHost}:${gatewayPort}`;
+
+/** Listen on the port for a moment: EADDRINUSE means another process has it. */
+async function ensureFree(name: string, port: number, host: string): Promise<void> {
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ port, host, exclusive: true }, () => resolve());
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      fail(`port ${port} (${name}) is already in use by another process; set ${name} to a free port`);
+    fail(`cannot listen on ${host}:${port} (${name}): ${code ?? String(error)}`);
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
 
 async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -51,10 +74,16 @@ async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<v
 }
 
 function curlPost(path: string, body: unknown): string {
-  return `curl -s -X POST ${gatewayUrl}${path} -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`;
+  return `curl -si -X POST ${gatewayUrl}${path} -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`;
 }
 
-function printGuide(devnet: Devnet): void {
+function curlPostHeaders(path: string, body: unknown): string {
+  // curlPost's -i already prints the response headers (Cache-Status, Age,
+  // X-Canonical-Stacks-Tip-Height) before the body.
+  return curlPost(path, body);
+}
+
+async function printGuide(devnet: Devnet): Promise<void> {
   const D = devnet.deployer;
   const { wallet_1: W1, wallet_3: W3 } = devnet.accounts;
   const ro = (contract: string, fn: string) => `/contract-calls/read-only/${D}/${contract}/${fn}`;
@@ -65,6 +94,11 @@ function printGuide(devnet: Devnet): void {
     function: 'transfer',
     arguments: [Cl.uint(1_000_000), Cl.principal(W1), Cl.principal(W3), Cl.none()].map((cv) => cvToHex(cv)),
   };
+  // The block before any demo transaction, named as ?tip= takes it.
+  const block = (await (await fetch(`${devnet.url}/devnet/blocks/${devnet.tipHeight()}`)).json()) as {
+    indexBlockHash: string;
+  };
+  const pinnedTip = `0x${block.indexBlockHash}`;
   const lines = [
     '',
     '================================================================================',
@@ -106,17 +140,74 @@ function printGuide(devnet: Devnet): void {
     curlPost(ro('demo-token', 'get-balance'), balanceOfW3),
     curlPost(ro('demo-token', 'get-balance'), { ...balanceOfW3, cacheControl: { bustCache: true } }),
     '',
-    '# 5. The devnet itself: mine blocks, and the node RPC the gateway uses',
+    '# 5. Freshness against the chain (README "Freshness")',
+    '#    A read pinned to a block (its index block hash): the same answer forever, whatever is mined later',
+    curlPostHeaders(ro('demo-token', 'get-balance'), { ...balanceOfW3, tip: pinnedTip }),
+    '#    maxBlocks 0: serve the cached balance only if no block was mined since it was read.',
+    '#    Run it, run the transfer of step 4 again (a new block), then run it again: fwd=stale, the new balance',
+    curlPostHeaders(ro('demo-token', 'get-balance'), { ...balanceOfW3, cacheControl: { maxBlocks: 0 } }),
+    `curl -s -X POST ${devnet.url}/devnet/call-public -H 'Content-Type: application/json' -d '${JSON.stringify(transfer)}'`,
+    '#    Stop the node for 30 s: a stale answer beats an error (Cache-Status detail=stale-if-error). Tip',
+    '#    knowledge up to CHAIN_TIP_MAX_AGE_MS (5 s) old is trusted: wait that long after the outage starts',
+    `curl -s -X POST ${devnet.url}/devnet/outage -H 'Content-Type: application/json' -d '{"seconds":30}'`,
+    curlPostHeaders(ro('demo-token', 'get-balance'), {
+      ...balanceOfW3,
+      cacheControl: { maxBlocks: 0, staleIfError: 300 },
+    }),
+    '#    ... the same read without staleIfError is a 502 while the node is down',
+    curlPostHeaders(ro('demo-token', 'get-balance'), { ...balanceOfW3, cacheControl: { maxBlocks: 0 } }),
+    '',
+    '# 6. The devnet itself: mine blocks, and the node RPC the gateway uses',
     `curl -s -X POST ${devnet.url}/devnet/mine -H 'Content-Type: application/json' -d '{"blocks":3}'`,
     `curl -s ${devnet.url}/v2/info`,
+    '',
+    "# 7. One batch: the token's name, symbol, decimals, supply and a balance, all read at one block",
+    '#    ("consistent": data.tip says which; each result carries its status, Cache-Status and tip height)',
+    curlPost('/contract-calls/batch', {
+      calls: [
+        ...['get-name', 'get-symbol', 'get-decimals', 'get-total-supply'].map((fn) => ({
+          contractAddress: `${D}.demo-token`,
+          functionName: fn,
+          functionArgs: [],
+        })),
+        { contractAddress: `${D}.demo-token`, ...balanceOfW3, functionName: 'get-balance' },
+      ],
+      tip: 'consistent',
+    }),
+    '',
+    "# 8. The node's own endpoints, from the cache (stacks.js: fetchCallReadOnlyFunction with client: { baseUrl: gateway })",
+    '#    Run it twice: the same bytes as the node, then Cache-Status: clarity-cache; hit',
+    curlPostHeaders(`/v2/contracts/call-read/${D}/demo-token/get-balance`, {
+      sender: W1,
+      arguments: [cvToHex(Cl.principal(W3))],
+    }),
+    `curl -s ${gatewayUrl}/v2/contracts/interface/${D}/demo-token`,
     '',
     'Ctrl-C stops the gateway and the devnet.',
     '',
   ];
-  console.log(lines.join('\n'));
+  // `-i` on every call to the gateway, so that Cache-Status and Age show.
+  const shown = lines.map((l) => l.replace(`curl -s ${gatewayUrl}`, `curl -si ${gatewayUrl}`));
+  console.log(shown.join('\n'));
+  console.log(
+    `Explorer (call any read-only function from a browser): ${gatewayUrl}/explorer\n` +
+      `Cache: ${storeDescription()}\n`,
+  );
+}
+
+/** Where the gateway keeps the cache, as the service decides it (config.ts defaults). */
+function storeDescription(): string {
+  const store = process.env.CACHE_STORE ?? 'sqlite';
+  // The cache outlives the demo while the devnet starts from its genesis each time: answers
+  // cached in an earlier run (balances after its transfers) would be served again.
+  if (store === 'sqlite')
+    return `SQLite in ${dataDir} (DATA_DIR), kept across runs while the devnet starts afresh: delete it, or set another DATA_DIR, for a clean start`;
+  return store;
 }
 
 async function main(): Promise<void> {
+  await ensureFree('DEVNET_PORT', devnetPort, process.env.DEVNET_HOST ?? '127.0.0.1');
+  await ensureFree('PORT', gatewayPort, gatewayHost);
   console.log(`demo: starting the devnet on port ${devnetPort} ...`);
   const devnet = await startDevnet({
     port: devnetPort,
@@ -133,7 +224,8 @@ async function main(): Promise<void> {
       HOST: gatewayHost,
       STACKS_API_URL_MAINNET: devnet.url,
       STACKS_API_URL_TESTNET: devnet.url,
-      CACHE_STORE: process.env.CACHE_STORE ?? 'memory',
+      // Resolved here: the gateway runs from the repository root, the user from anywhere.
+      DATA_DIR: dataDir,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -165,7 +257,7 @@ async function main(): Promise<void> {
   } catch (error) {
     await stop(error instanceof Error ? error.message : String(error), 1);
   }
-  printGuide(devnet);
+  await printGuide(devnet);
 }
 
 main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));

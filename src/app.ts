@@ -8,7 +8,11 @@ import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
-import { type Config, NETWORKS, type Network } from './config.js';
+import { ObservedNode } from './chain/observed-node.js';
+import { StoreSharedTips } from './chain/shared-tips.js';
+import { ChainTracker } from './chain/tracker.js';
+import type { Config } from './config.js';
+import { explorerRoutes } from './explorer/plugin.js';
 import { requireHostHeader } from './http/client-errors.js';
 import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -19,28 +23,31 @@ import { nextRequestId } from './http/request-ids.js';
 import { trackEndpoints, trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
+import { batchRoute } from './http/routes/batch.js';
 import { decodeRoute } from './http/routes/decode.js';
 import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
+import { nodeCompatRoutes } from './http/routes/node-compat.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { createServer, installRequestHooks, logsRequests } from './http/server.js';
-import { instrumentBudget, Metrics } from './observability/metrics.js';
+import { Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
+import { BatchService } from './service/batch.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import { ReadOnlyService } from './service/read-only.js';
 import type { AttemptEvent } from './upstream/attempts.js';
 import type { Budget } from './upstream/budget/budget.js';
-import { createTokenBuckets } from './upstream/budget/local.js';
+import { createUpstreamBuckets } from './upstream/budget/local.js';
 import type { NodeApi } from './upstream/node-api.js';
-import { createDefaultPool } from './upstream/pool.js';
+import { createPool, type UpstreamPool } from './upstream/pool.js';
 import { StacksNodeClient } from './upstream/stacks-node.js';
 
 export interface GatewayDeps {
   readonly store?: CacheStore;
-  readonly node?: NodeApi & { close?(): Promise<void> | void };
-  /** The budget of each network's default upstream (today the only one). */
-  readonly budgets?: Record<Network, Budget>;
+  readonly node?: NodeApi & { close?(): Promise<void> | void; drain?(): void };
+  /** The budget of each upstream, by upstream id (a network's first upstream has the network's name). */
+  readonly budgets?: Record<string, Budget>;
 }
 
 export interface Gateway {
@@ -49,6 +56,10 @@ export interface Gateway {
   readonly store: CacheStore;
   readonly cache: ReadThroughCache;
   readonly metrics: Metrics;
+  /** The upstreams and their state (undefined when a node API was injected). */
+  readonly upstreams: UpstreamPool | undefined;
+  /** What the gateway knows of each network's tip (and currentBlock() for pinning a batch). */
+  readonly chain: ChainTracker;
   /** The exact-repeat fast lane in front of the router (src/http/fast-lane.ts). */
   readonly lane: FastLane;
   /** Stop accepting, finish what is in flight, then release the store and upstream pools. */
@@ -68,11 +79,14 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     config.cacheStore === 'redis'
       ? await (await import('./redis/scale-out.js')).createRedisScaleOut(config, log)
       : undefined;
-  const rawBudgets: Record<Network, Budget> =
-    deps.budgets ?? scaleOut?.budgets ?? createTokenBuckets(NETWORKS, config);
+  const rawBudgets: Record<string, Budget> =
+    deps.budgets ?? scaleOut?.budgets ?? createUpstreamBuckets(config.upstreams, config);
+  let pool: UpstreamPool | undefined;
+  let chain: ChainTracker | undefined;
   const metrics = new Metrics({
-    budgets: rawBudgets,
+    pool: () => pool,
     hotEntries: () => (store === undefined ? 0 : hotEntries(store)),
+    tipHeight: (network) => chain?.known(network)?.height,
   });
   const onStoreError = (err: unknown, op: string): void => {
     metrics.storeError(op);
@@ -89,26 +103,87 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     }
     store = created;
   }
+  const endpointOf = (key: string) => (key.startsWith('abi:') ? 'abi' : 'read-only');
   const cache = new ReadThroughCache(store, {
     onStoreError,
-    onOutcome: (outcome, key) => metrics.cache(key.startsWith('abi:') ? 'abi' : 'read-only', outcome),
+    onOutcome: (outcome, key) => metrics.cache(endpointOf(key), outcome),
     coalescer: scaleOut?.coalescer,
+    stale: {
+      onStale: (kind, key) => metrics.stale(endpointOf(key), kind),
+      onRevalidate: (result, key, err) => {
+        metrics.backgroundRefresh(endpointOf(key), result);
+        if (err !== undefined) log.debug({ err, key }, 'background refresh failed; the stale entry stays');
+      },
+    },
   });
 
-  const upstreamHealth = new UpstreamHealth();
-  const budgets = Object.fromEntries(
-    NETWORKS.map((n) => [n, instrumentBudget(n, rawBudgets[n], metrics)]),
-  ) as Record<Network, Budget>;
   const onAttempt = (event: AttemptEvent): void => {
     metrics.upstreamAttempt(event);
     upstreamHealth.record(event);
   };
-  // One upstream per network today; the pool is where several will be chosen from (issue 13).
-  const pool = createDefaultPool(config, budgets);
-  const node = deps.node ?? new StacksNodeClient({ config, pool, logger: log, onAttempt });
+  // The upstreams of both networks (extensions.md section 3): selection, failover, breakers,
+  // hedging, lag and the fair queue for budget tokens all live in the pool and the attempt loop.
+  if (deps.node === undefined) {
+    pool = createPool(config, rawBudgets, {
+      settings: {
+        breakerFailures: config.upstreamBreakerFailures,
+        breakerCooldownMs: config.upstreamBreakerCooldownMs,
+        // A probe that never reports (its instance died) blocks others no longer than an attempt can take.
+        probeLeaseMs: config.upstreamTimeoutMs + 1000,
+        maxLagBlocks: config.upstreamMaxLagBlocks,
+        queueTimeoutMs: config.upstreamQueueTimeoutMs,
+        maxWaitingPerClient: config.upstreamMaxWaitingPerClient,
+      },
+      ...(scaleOut === undefined ? {} : { breakerSync: scaleOut.breakers }),
+      onBreaker: (u, state) => {
+        if (state === 'open') {
+          log.warn(
+            {
+              network: u.network,
+              upstream: u.id,
+              url: u.label,
+              cooldownMs: config.upstreamBreakerCooldownMs,
+            },
+            'upstream circuit open: skipping this upstream until one probe succeeds',
+          );
+        } else {
+          log.info({ network: u.network, upstream: u.id, url: u.label }, 'upstream circuit closed');
+        }
+      },
+      onAcquire: (network, upstream, waitedMs) => metrics.budgetWait(network, upstream?.id, waitedMs / 1000),
+    });
+  }
+  const upstreamPool = pool;
+  const upstreamHealth = new UpstreamHealth(() => upstreamPool);
+  const rawNode = deps.node ?? new StacksNodeClient({ config, pool: upstreamPool!, logger: log, onAttempt });
 
-  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes);
-  const readOnly = new ReadOnlyService(cache, abis, node);
+  // Tip knowledge: learned from every answer (ObservedNode) and, on demand, from /v2/info.
+  const sharedStore = store.backing ?? store;
+  chain = new ChainTracker({
+    node: rawNode,
+    maxAgeMs: config.chainTipMaxAgeMs,
+    shared:
+      scaleOut === undefined
+        ? undefined
+        : new StoreSharedTips(sharedStore, scaleOut.coalescer, (err) =>
+            log.debug({ err }, 'shared chain tip: redis operation failed'),
+          ),
+    onRefresh: (network, result) => metrics.tipRefresh(network, result),
+    onRefreshError: (network, err) =>
+      log.debug({ err, network }, 'chain tip refresh failed; block-bounded reads go upstream'),
+  });
+  const node = new ObservedNode(rawNode, chain);
+
+  const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes, config.cacheNegativeTtlS * 1000);
+  const readOnly = new ReadOnlyService(cache, abis, node, {
+    chain,
+    maxBlocks: config.cacheMaxBlocks,
+    staleWhileRevalidateS: config.cacheStaleWhileRevalidateS,
+    staleIfErrorS: config.cacheStaleIfErrorS,
+    staleMaxS: config.cacheStaleMaxS,
+  });
+  // "consistent" batches pin to the tracker's current block (one shared /v2/info).
+  const batch = new BatchService(readOnly, chain);
 
   installJsonParsing(app);
 
@@ -136,9 +211,12 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
   await app.register(endpointIndexRoutes, { endpoints });
+  await app.register(explorerRoutes);
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
+  await app.register(batchRoute, { batch, maxCalls: config.batchMaxCalls });
+  await app.register(nodeCompatRoutes, { service: readOnly, abis });
   await app.register(opsRoutes, {
     store,
     metrics,
@@ -158,13 +236,27 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const close = (): Promise<void> => {
     closing ??= (async () => {
       draining = true;
-      await app.close();
-      await node.close?.();
+      // Upstream first: requests waiting for a budget token (in the pool's fair queue or a
+      // budget) or in a retry's backoff are answered SERVICE_UNAVAILABLE 503 now and no retry
+      // starts, so that app.close() below drains answered requests instead of waiting on the
+      // upstream until the grace period kills the process with their sockets still open
+      // (issue 12, defect 9).
+      rawNode.drain?.();
+      upstreamPool?.close();
       for (const b of Object.values(rawBudgets)) b.close();
+      // Attempts under way get half the grace period to finish, then are aborted (503), so
+      // that every request is answered before SHUTDOWN_GRACE_MS ends the process.
+      const abort = setTimeout(() => void rawNode.close?.(), Math.floor(config.shutdownGraceMs / 2));
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(abort);
+      }
+      await rawNode.close?.();
       await scaleOut?.close();
       await ownedStore.close();
     })();
     return closing;
   };
-  return { app, config, store, cache, metrics, lane, close };
+  return { app, config, store, cache, metrics, upstreams: upstreamPool, chain, lane, close };
 }

@@ -4,6 +4,11 @@
  * the variable.
  */
 import path from 'node:path';
+import { ConfigError } from './config-error.js';
+import { loadUpstreamDefinitions, type UpstreamDefinition } from './upstream/definitions.js';
+
+export { ConfigError } from './config-error.js';
+export type { UpstreamDefinition } from './upstream/definitions.js';
 
 export type Network = 'mainnet' | 'testnet';
 export const NETWORKS: readonly Network[] = ['mainnet', 'testnet'];
@@ -13,7 +18,10 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   readonly port: number;
   readonly host: string;
+  /** Each network's first (preferred) upstream URL. */
   readonly upstreamUrls: Readonly<Record<Network, string>>;
+  /** Every upstream of both networks, each network's in preference order (extensions.md section 3). */
+  readonly upstreams: readonly UpstreamDefinition[];
   readonly stacksApiKey: string | undefined;
   readonly cacheStore: CacheStoreKind;
   readonly dataDir: string;
@@ -25,12 +33,26 @@ export interface Config {
   readonly upstreamRetryAfterCapMs: number;
   readonly upstreamRateLimitPerMinute: number;
   readonly upstreamQueueTimeoutMs: number;
+  /** Consecutive transient failures that open an upstream's circuit. */
+  readonly upstreamBreakerFailures: number;
+  /** How long an open circuit skips its upstream before one probe. */
+  readonly upstreamBreakerCooldownMs: number;
+  /** Send a second attempt elsewhere after this long without an answer; undefined = off. */
+  readonly upstreamHedgeMs: number | undefined;
+  /** Blocks behind the network's highest seen tip before an upstream is skipped for latest-state reads. */
+  readonly upstreamMaxLagBlocks: number;
+  /** Requests one client may have waiting for an upstream budget token. */
+  readonly upstreamMaxWaitingPerClient: number;
+  /** Take the client's address from the first X-Forwarded-For hop. */
+  readonly trustProxy: boolean;
   /** Entries held in the in-memory hot tier in front of the persistent store. */
   readonly hotCacheMaxEntries: number;
   /** Byte budget of the hot tier (approximate: UTF-16 size of keys and values plus overhead). */
   readonly hotCacheMaxBytes: number;
   /** Byte budget of the parsed-ABI memo (estimated heap size of the parsed documents). */
   readonly abiMemoMaxBytes: number;
+  /** Seconds an upstream "no such contract" for an ABI is remembered; 0 = not remembered. */
+  readonly cacheNegativeTtlS: number;
   /** Request body limit in bytes (decisions.md: 1 MiB). */
   readonly bodyLimitBytes: number;
   readonly logLevel: LogLevel;
@@ -48,21 +70,25 @@ export interface Config {
   readonly httpRequestTimeoutMs: number;
   /** Most client connections held open at once; beyond it new connections are dropped. */
   readonly httpMaxConnections: number;
-}
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`invalid configuration: ${variable} ${message}`);
-    this.name = 'ConfigError';
-  }
+  /** Oldest tip knowledge a tip-dependent answer may use (extensions.md section 1). */
+  readonly chainTipMaxAgeMs: number;
+  /** Block bound of requests that send no cacheControl.maxBlocks; undefined = none (the default). */
+  readonly cacheMaxBlocks: number | undefined;
+  /** Default cacheControl.staleWhileRevalidate, seconds (0 = off). */
+  readonly cacheStaleWhileRevalidateS: number;
+  /** Default cacheControl.staleIfError, seconds (0 = off). */
+  readonly cacheStaleIfErrorS: number;
+  /** How long an entry is kept past its freshness for stale answers, seconds; caps the windows. */
+  readonly cacheStaleMaxS: number;
+  /** Most calls one POST /contract-calls/batch may hold (extensions.md, section 4). */
+  readonly batchMaxCalls: number;
 }
 
 type Env = Record<string, string | undefined>;
 
 const MIB = 1024 * 1024;
+/** Longest stale window or retention accepted (seconds): ten years, as the longest ttl. */
+const MAX_WINDOW_S = 315_360_000;
 
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
@@ -89,6 +115,15 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
     throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
   }
   return raw as T;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const v = raw.toLowerCase();
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
 /** `*`, `none`, or a comma-separated list of origins (scheme://host[:port], no path). */
@@ -118,20 +153,6 @@ function origins(env: Env, name: string): readonly string[] {
   return Object.freeze(list);
 }
 
-function url(env: Env, name: string, fallback: string): string {
-  const raw = str(env, name, fallback);
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
-  }
-  return raw.replace(/\/+$/, '');
-}
-
 export function loadConfig(env: Env = process.env): Config {
   const cacheStore = oneOf<CacheStoreKind>(env, 'CACHE_STORE', 'sqlite', ['sqlite', 'memory', 'redis']);
   const redisUrl = optional(env, 'REDIS_URL');
@@ -140,14 +161,20 @@ export function loadConfig(env: Env = process.env): Config {
     if (!/^rediss?:\/\//.test(redisUrl))
       throw new ConfigError('REDIS_URL', `must be a redis:// URL, got "${redisUrl}"`);
   }
+  const stacksApiKey = optional(env, 'STACKS_API_KEY');
+  const upstreamRateLimitPerMinute = int(env, 'UPSTREAM_RATE_LIMIT_PER_MINUTE', 20, 1);
+  const upstreams = loadUpstreamDefinitions(env, {
+    apiKey: stacksApiKey,
+    rateLimitPerMinute: upstreamRateLimitPerMinute,
+  }).map((u) => Object.freeze(u));
+  const firstUrl = (network: Network): string => upstreams.find((u) => u.network === network)!.url;
+  const hedge = int(env, 'UPSTREAM_HEDGE_MS', 0, 0);
   const config: Config = {
     port: int(env, 'PORT', 3000, 0, 65535),
     host: str(env, 'HOST', '0.0.0.0'),
-    upstreamUrls: Object.freeze({
-      mainnet: url(env, 'STACKS_API_URL_MAINNET', 'https://api.hiro.so'),
-      testnet: url(env, 'STACKS_API_URL_TESTNET', 'https://api.testnet.hiro.so'),
-    }),
-    stacksApiKey: optional(env, 'STACKS_API_KEY'),
+    upstreamUrls: Object.freeze({ mainnet: firstUrl('mainnet'), testnet: firstUrl('testnet') }),
+    upstreams: Object.freeze(upstreams),
+    stacksApiKey,
     cacheStore,
     dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
     redisUrl,
@@ -155,12 +182,20 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamRetries: int(env, 'UPSTREAM_RETRIES', 3, 0, 10),
     upstreamRetryBaseMs: int(env, 'UPSTREAM_RETRY_BASE_MS', 500, 0),
     upstreamRetryAfterCapMs: int(env, 'UPSTREAM_RETRY_AFTER_CAP_MS', 10_000, 0),
-    upstreamRateLimitPerMinute: int(env, 'UPSTREAM_RATE_LIMIT_PER_MINUTE', 20, 1),
+    upstreamRateLimitPerMinute,
     upstreamQueueTimeoutMs: int(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', 10_000, 0),
+    upstreamBreakerFailures: int(env, 'UPSTREAM_BREAKER_FAILURES', 5, 1),
+    upstreamBreakerCooldownMs: int(env, 'UPSTREAM_BREAKER_COOLDOWN_MS', 30_000, 1),
+    upstreamHedgeMs: hedge === 0 ? undefined : hedge,
+    upstreamMaxLagBlocks: int(env, 'UPSTREAM_MAX_LAG_BLOCKS', 2, 0),
+    upstreamMaxWaitingPerClient: int(env, 'UPSTREAM_MAX_WAITING_PER_CLIENT', 16, 0),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
     hotCacheMaxEntries: int(env, 'HOT_CACHE_MAX_ENTRIES', 10_000, 1),
     // Defaults keep RSS under the benchmark's 256 MiB bound with 1M entries in SQLite.
     hotCacheMaxBytes: int(env, 'HOT_CACHE_MAX_BYTES', 32 * MIB, 1 * MIB),
     abiMemoMaxBytes: int(env, 'ABI_MEMO_MAX_BYTES', 16 * MIB, 1 * MIB),
+    // A day at most: a contract deployed after its 404 must not stay unknown for long.
+    cacheNegativeTtlS: int(env, 'CACHE_NEGATIVE_TTL_S', 30, 0, 86_400),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', [
       'fatal',
@@ -177,6 +212,13 @@ export function loadConfig(env: Env = process.env): Config {
     httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1),
     httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1),
     httpMaxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 10_000, 1),
+    chainTipMaxAgeMs: int(env, 'CHAIN_TIP_MAX_AGE_MS', 5000, 0),
+    cacheMaxBlocks:
+      optional(env, 'CACHE_MAX_BLOCKS') === undefined ? undefined : int(env, 'CACHE_MAX_BLOCKS', 0, 0),
+    cacheStaleWhileRevalidateS: int(env, 'CACHE_STALE_WHILE_REVALIDATE_S', 0, 0, MAX_WINDOW_S),
+    cacheStaleIfErrorS: int(env, 'CACHE_STALE_IF_ERROR_S', 0, 0, MAX_WINDOW_S),
+    cacheStaleMaxS: int(env, 'CACHE_STALE_MAX_S', 86_400, 0, MAX_WINDOW_S),
+    batchMaxCalls: int(env, 'BATCH_MAX_CALLS', 100, 1, 10_000),
   };
   // Node refuses a headers timeout longer than the request timeout: say so by name instead.
   if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {

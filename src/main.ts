@@ -4,6 +4,7 @@
  */
 import { createGateway } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { startupFacts } from './observability/startup-line.js';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -44,7 +45,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 
   const address = await app.listen({ port: config.port, host: config.host });
-  app.log.info({ address, store: config.cacheStore }, `clarity-cache listening on ${address}`);
+  const facts = startupFacts(config);
+  app.log.info(
+    { address, ...facts },
+    `clarity-cache listening on ${address}; upstreams ${facts.upstreams.join(', ')}; store ${facts.store}${facts.dataDir === undefined ? '' : ` in ${facts.dataDir}`}${facts.redis === undefined ? '' : ` at ${facts.redis}`}`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -11,9 +11,12 @@ export interface CoalesceTask {
   load(): Promise<string>;
   /** The shared store's entry for the key, a failure counting as absent. */
   read(): Promise<CacheEntry | undefined>;
-  /** Whether load() stores its value (false for skipCache). */
+  /**
+   * Whether load() stores its value: false for skipCache, and once a newer bust superseded
+   * the load (read when the load ends).
+   */
   readonly stores: boolean;
-  /** A bust: a value stored or produced before this call started is not acceptable. */
+  /** A bust: only a value whose load began after this call started is acceptable. */
   readonly fresh: boolean;
 }
 

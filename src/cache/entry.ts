@@ -4,8 +4,9 @@
  * it was read at, so that a freshness policy can judge it against a request's requirements
  * (see policy.ts) on every store alike.
  *
- * Today staleAt equals expiresAt (a ttl ends both); the gap between them is where a stale
- * answer may still be served (stale-while-revalidate / stale-if-error, issue 11).
+ * A ttl ends freshness at staleAt; the entry is kept until expiresAt (CACHE_STALE_MAX_S later)
+ * so that a stale answer may still be served (stale-while-revalidate / stale-if-error). An
+ * entry written without keepStaleMs has staleAt equal to expiresAt.
  */
 
 export interface CacheEntry {

@@ -4,15 +4,30 @@
  *
  *   abi:{network}:{address}.{contract}
  *   ro:{network}:{address}.{contract}:{function}:{sender}:{sha256 of the arguments}
+ *   ro:{network}:{address}.{contract}:{function}:{sender}:{sha256 of the arguments}@{tip}
+ *
+ * The second form is a read pinned to a block (its index block hash, 64 lowercase hex): it
+ * extends the latest-state key, so every prefix that lists or invalidates a function's
+ * entries covers its pinned reads too.
+ *   abi404:{network}:{address}.{contract}    an unknown contract, for CACHE_NEGATIVE_TTL_S
+ *
+ * The unknown-contract namespace is its own (not under abi:), so that listing or counting
+ * the cached ABIs never meets one.
  */
 import { hash } from 'node:crypto';
 import type { Network } from '../config.js';
 
 export const ABI_PREFIX = 'abi:';
 export const READ_ONLY_PREFIX = 'ro:';
+export const UNKNOWN_ABI_PREFIX = 'abi404:';
 
 export function abiKey(network: Network, address: string, contractName: string): string {
   return `${ABI_PREFIX}${network}:${address}.${contractName}`;
+}
+
+/** Where the upstream's "no such contract" for an ABI is remembered for a while. */
+export function unknownAbiKey(network: Network, address: string, contractName: string): string {
+  return `${UNKNOWN_ABI_PREFIX}${network}:${address}.${contractName}`;
 }
 
 /** Inverse of abiKey, for the known-contracts listing; undefined for a foreign key. */
@@ -53,4 +68,9 @@ export function readOnlyKey(
   argsHash: string,
 ): string {
   return `${readOnlyPrefix(network, address, contractName, functionName)}${sender}:${argsHash}`;
+}
+
+/** The key of a read pinned to block `tip` (64 lowercase hex digits). */
+export function pinnedKey(latestKey: string, tip: string): string {
+  return `${latestKey}@${tip}`;
 }

@@ -2,10 +2,10 @@
  * Freshness: classify an entry for one request as fresh (serve it), stale (still held; may
  * be served only under a stale-serving rule) or expired (as good as absent).
  *
- * Today's semantics are the ttl alone: staleAt equals expiresAt, so an entry is fresh until
- * its ttl ends and expired after. The block bound (cacheControl.maxBlocks, extensions.md
- * section 2) is a requirement of the reading request, judged against the entry's tipHeight
- * and the gateway's current tip (src/chain/); nothing passes it yet.
+ * An entry is fresh until its ttl ends (staleAt), stale while it is kept after that, and
+ * expired after expiresAt. The block bound (cacheControl.maxBlocks, extensions.md section 2)
+ * is a requirement of the reading request, judged against the entry's tipHeight and the
+ * gateway's current tip (src/chain/); the read-through cache passes both.
  */
 import { withinBlocks } from '../chain/freshness.js';
 import type { CacheEntry } from './entry.js';

@@ -6,6 +6,15 @@
  *
  * It is also the one door to the cache for everybody else (listing, invalidation, stats), so
  * that no caller reaches around it to the store.
+ *
+ * Serving stale (extensions.md section 2, RFC 5861): an entry that is no longer fresh for a
+ * request (its ttl ended, or the chain moved past the request's block bound) but is still held
+ * may be answered under the request's windows, which count from the moment it stopped being
+ * fresh: stale-while-revalidate answers it at once and starts one background refresh (shared
+ * with every other load of the key, across instances too); stale-if-error answers it when the
+ * refetch fails transiently, and tells the loader so (LoadContext.staleAtHand) so that it does
+ * not spend retries. Otherwise a stale entry is refetched like a miss (CacheResult.stale
+ * 'refetch': Cache-Status fwd=stale).
  */
 import type { CrossInstanceCoalescer } from './coalescer.js';
 import type { CacheEntry, EntryMeta } from './entry.js';
@@ -13,6 +22,26 @@ import { classify, type FreshnessRequirement } from './policy.js';
 import type { CacheStore } from './store.js';
 
 export type CacheOutcome = 'hit' | 'miss' | 'coalesced' | 'bypass';
+
+/** How a stale entry figured in an answer: refetched, or answered under one of the windows. */
+export type StaleServing = 'refetch' | 'while-revalidate' | 'if-error';
+
+/** What a load is told about its circumstances. */
+export interface LoadContext {
+  /**
+   * A stale entry will be answered if this load fails transiently (stale-if-error): give up
+   * after the first failed attempt instead of retrying.
+   */
+  readonly staleAtHand: boolean;
+}
+
+/** A loaded value with what its entry should record (the tip height it was read at). */
+export interface LoadedValue {
+  readonly value: string;
+  readonly meta?: EntryMeta | undefined;
+}
+
+export type Loader = (ctx: LoadContext) => Promise<string | LoadedValue>;
 
 export interface CachePolicy {
   /** Time to live in ms; undefined or 0 = until explicitly removed. */
@@ -23,6 +52,22 @@ export interface CachePolicy {
   readonly skip?: boolean;
   /** What the request requires of a cached entry beyond its ttl (block bound). */
   readonly freshness?: FreshnessRequirement | undefined;
+  /**
+   * The current tip height, asked only when an entry is judged against freshness.maxBlocks
+   * (a plain number when known from memory; undefined when it cannot be learned, which no
+   * entry's height fits). Overrides freshness.tipHeight.
+   */
+  readonly tipHeight?: (() => number | undefined | Promise<number | undefined>) | undefined;
+  /** When the gateway first learned of a tip at or above height: when a block bound broke. */
+  readonly tipLearnedAt?: ((height: number) => number | undefined) | undefined;
+  /** stale-while-revalidate window, ms (0 or undefined = off). */
+  readonly staleWhileRevalidateMs?: number | undefined;
+  /** stale-if-error window, ms (0 or undefined = off); needs isTransient. */
+  readonly staleIfErrorMs?: number | undefined;
+  /** Whether a load failure is transient (timeout, 5xx, 429, ...): only those fall back to stale. */
+  readonly isTransient?: ((err: unknown) => boolean) | undefined;
+  /** How long an entry with a ttl is kept past its freshness for stale answers (ms). */
+  readonly keepStaleMs?: number | undefined;
 }
 
 export interface CacheResult {
@@ -35,6 +80,12 @@ export interface CacheResult {
    * by the leader it joined); false for a hit, a skip, or a write that failed.
    */
   readonly stored?: boolean;
+  /** A stale entry was refetched, or answered (then `entry` is it and outcome is 'hit'). */
+  readonly stale?: StaleServing | undefined;
+  /** For a stale answer: epoch ms when the entry stopped being fresh. */
+  readonly staleSince?: number | undefined;
+  /** For a load: what its entry records (the tip height it was read at), when the loader said. */
+  readonly meta?: EntryMeta | undefined;
 }
 
 /** A leader's value; remote when another instance loaded it (cross-instance coalescing). */
@@ -43,23 +94,40 @@ interface Loaded {
   readonly remote: boolean;
   /** Whether the value was written to the store. */
   readonly stored: boolean;
+  /** What the loader said of the value (absent for another instance's value). */
+  readonly meta?: EntryMeta | undefined;
 }
 
 interface InFlight {
   readonly promise: Promise<Loaded>;
   /** Whether the leader will store the value; joiners that want it stored do it otherwise. */
   readonly leaderStores: boolean;
+  /**
+   * A bust started a newer load of the key while this one was under way: this one's value
+   * is older than what the bust will answer, so it must not be stored over it.
+   */
+  superseded: boolean;
 }
 
 export type StoreErrorHook = (err: unknown, op: 'get' | 'set' | 'delete' | 'list') => void;
 /** Told the outcome of every lookup that produced a value (metrics). */
 export type OutcomeHook = (outcome: CacheOutcome, key: string) => void;
+/** Told of every stale entry answered or refetched, and of how each background refresh ended. */
+export interface StaleHooks {
+  onStale?(kind: StaleServing, key: string): void;
+  onRevalidate?(result: 'ok' | 'failed', key: string, err?: unknown): void;
+}
+
+/** An entry judged for one request: fresh, or stale since a moment (epoch ms). */
+type Judgement = { readonly fresh: true } | { readonly fresh: false; readonly since: number };
+const FRESH: Judgement = { fresh: true };
 
 export class ReadThroughCache {
   readonly #inflight = new Map<string, InFlight>();
 
   private readonly onStoreError: StoreErrorHook;
   private readonly onOutcome: OutcomeHook;
+  private readonly staleHooks: StaleHooks;
   /** Coalescing across instances sharing the store (CACHE_STORE=redis); absent: in-process only. */
   private readonly coalescer: CrossInstanceCoalescer | undefined;
   /** Clock for freshness, in epoch ms; give it the store's. */
@@ -72,8 +140,10 @@ export class ReadThroughCache {
       onOutcome?: OutcomeHook;
       coalescer?: CrossInstanceCoalescer | undefined;
       now?: () => number;
+      stale?: StaleHooks;
     } = {},
   ) {
+    this.staleHooks = hooks.stale ?? {};
     this.now = hooks.now ?? Date.now;
     this.onStoreError = hooks.onStoreError ?? (() => {});
     this.onOutcome = hooks.onOutcome ?? (() => {});
@@ -96,7 +166,7 @@ export class ReadThroughCache {
   }
 
   /** Write an entry; false (reported, not thrown) when the store could not write it. */
-  async put(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<boolean> {
+  async put(key: string, value: string, ttlMs?: number, meta?: EntryMeta | undefined): Promise<boolean> {
     try {
       await (meta === undefined
         ? this.store.set(key, value, ttlMs)
@@ -110,75 +180,185 @@ export class ReadThroughCache {
 
   /**
    * The cached value for key, or the loader's (shared with every identical concurrent
-   * miss). Loader failures are not cached and reach every waiter.
+   * miss). Loader failures are not cached and reach every waiter, unless a stale entry may
+   * be answered instead (stale-if-error).
    */
-  async get(key: string, load: () => Promise<string>, policy: CachePolicy = {}): Promise<CacheResult> {
+  async get(key: string, load: Loader, policy: CachePolicy = {}): Promise<CacheResult> {
+    let stale: CacheEntry | undefined;
+    let staleSince = 0;
     if (policy.bust !== true) {
       const entry = await this.peek(key);
-      // A stale entry is a miss for now; issue 11 serves it under stale-while-revalidate/-if-error.
-      if (entry !== undefined && this.#isFresh(entry, policy)) {
-        this.onOutcome('hit', key);
-        return { value: entry.value, outcome: 'hit', entry };
+      if (entry !== undefined) {
+        let judged = this.#judge(entry, policy);
+        if (judged instanceof Promise) judged = await judged;
+        if (judged.fresh) {
+          this.onOutcome('hit', key);
+          return { value: entry.value, outcome: 'hit', entry };
+        }
+        stale = entry;
+        staleSince = judged.since;
+        if (within(policy.staleWhileRevalidateMs, staleSince, this.now())) {
+          this.#revalidate(key, load, policy);
+          this.onOutcome('hit', key);
+          this.staleHooks.onStale?.('while-revalidate', key);
+          return { value: entry.value, outcome: 'hit', entry, stale: 'while-revalidate', staleSince };
+        }
       }
     }
-    const wantsStore = policy.skip !== true;
-    const joined = this.#inflight.get(key);
-    if (joined !== undefined) {
-      const { value, stored: leaderStored } = await joined.promise;
-      let stored = wantsStore && leaderStored;
-      if (wantsStore && !joined.leaderStores) stored = await this.put(key, value, policy.ttlMs);
-      this.onOutcome('coalesced', key);
-      return { value, outcome: 'coalesced', stored };
-    }
-    const promise = this.#lead(key, load, wantsStore, policy);
-    this.#inflight.set(key, { promise, leaderStores: wantsStore });
+    const ifError =
+      stale !== undefined &&
+      policy.isTransient !== undefined &&
+      within(policy.staleIfErrorMs, staleSince, this.now());
     try {
-      const { value, remote, stored } = await promise;
+      const result = await this.#load(key, load, policy, { staleAtHand: ifError });
+      if (stale === undefined) return result;
+      this.staleHooks.onStale?.('refetch', key);
+      return { ...result, stale: 'refetch' };
+    } catch (err) {
+      if (!ifError || stale === undefined || !policy.isTransient!(err)) throw err;
+      this.onOutcome('hit', key);
+      this.staleHooks.onStale?.('if-error', key);
+      return { value: stale.value, outcome: 'hit', entry: stale, stale: 'if-error', staleSince };
+    }
+  }
+
+  /** A miss (or a stale entry to replace): join the load under way, or lead one. */
+  async #load(key: string, load: Loader, policy: CachePolicy, ctx: LoadContext): Promise<CacheResult> {
+    const wantsStore = policy.skip !== true;
+    const older = this.#inflight.get(key);
+    // A bust never joins a load under way: that load began before the bust arrived, so its
+    // value may be older than what the bust asks for. It starts its own, which later
+    // requests join instead, and the older one no longer stores its value.
+    if (older !== undefined && policy.bust !== true) {
+      const { value, stored: leaderStored, meta } = await older.promise;
+      let stored = wantsStore && leaderStored;
+      if (wantsStore && !older.leaderStores && !older.superseded)
+        stored = await this.put(key, value, policy.ttlMs, this.#entryMeta(meta, policy));
+      this.onOutcome('coalesced', key);
+      return { value, outcome: 'coalesced', stored, meta };
+    }
+    // Only a bust that stores has a newer value to protect (bust + skip leaves the cache alone).
+    if (older !== undefined && wantsStore) older.superseded = true;
+    const flight = this.#start(key, load, wantsStore, policy, ctx);
+    try {
+      const { value, remote, stored, meta } = await flight.promise;
       const outcome = remote ? 'coalesced' : policy.bust === true ? 'bypass' : 'miss';
       this.onOutcome(outcome, key);
-      return { value, outcome, stored };
+      return { value, outcome, stored, meta };
     } finally {
-      this.#inflight.delete(key);
+      if (this.#inflight.get(key) === flight) this.#inflight.delete(key);
     }
+  }
+
+  /** Lead a load of key and register it as the one under way, for identical requests to join. */
+  #start(key: string, load: Loader, stores: boolean, policy: CachePolicy, ctx: LoadContext): InFlight {
+    const flight: { -readonly [K in keyof InFlight]: InFlight[K] } = {
+      promise: undefined as unknown as Promise<Loaded>,
+      leaderStores: stores,
+      superseded: false,
+    };
+    flight.promise = this.#lead(key, load, flight, policy, ctx);
+    this.#inflight.set(key, flight);
+    return flight;
+  }
+
+  /**
+   * stale-while-revalidate: refresh key in the background, unless a load of it is already
+   * under way (that one replaces the entry). Its result replaces the entry; a failure leaves
+   * the entry as it is and answers nobody.
+   */
+  #revalidate(key: string, load: Loader, policy: CachePolicy): void {
+    if (this.#inflight.has(key)) return;
+    const flight = this.#start(
+      key,
+      load,
+      true,
+      { ...policy, bust: true, skip: false },
+      { staleAtHand: false },
+    );
+    const promise = flight.promise;
+    promise.then(
+      () => this.staleHooks.onRevalidate?.('ok', key),
+      (err: unknown) => this.staleHooks.onRevalidate?.('failed', key, err),
+    );
+    void promise
+      .catch(() => {})
+      .finally(() => {
+        if (this.#inflight.get(key) === flight) this.#inflight.delete(key);
+      });
   }
 
   async #lead(
     key: string,
-    load: () => Promise<string>,
-    store: boolean,
+    load: Loader,
+    flight: Pick<InFlight, 'leaderStores' | 'superseded'>,
     policy: CachePolicy,
+    ctx: LoadContext,
   ): Promise<Loaded> {
+    // Read when the value is there, not when the load began: a bust may supersede it meanwhile.
+    const storing = (): boolean => flight.leaderStores && !flight.superseded;
     if (this.coalescer === undefined) {
-      const value = await load();
-      const stored = store && (await this.put(key, value, policy.ttlMs));
-      return { value, remote: false, stored };
+      const { value, meta } = loaded(await load(ctx));
+      const stored = storing() && (await this.put(key, value, policy.ttlMs, this.#entryMeta(meta, policy)));
+      return { value, remote: false, stored, meta };
     }
     let storedHere = false;
+    let meta: EntryMeta | undefined;
     const shared = await this.coalescer.run(key, {
       load: async () => {
-        const value = await load();
-        if (store) storedHere = await this.put(key, value, policy.ttlMs);
-        return value;
+        const got = loaded(await load(ctx));
+        meta = got.meta;
+        if (storing())
+          storedHere = await this.put(key, got.value, policy.ttlMs, this.#entryMeta(meta, policy));
+        return got.value;
       },
       read: () => this.peek(key),
-      stores: store,
+      get stores() {
+        return storing();
+      },
       fresh: policy.bust === true,
     });
     // Another instance's value that it did not store (its request had skipCache): store it here.
-    let stored = store && (shared.loadedHere ? storedHere : shared.stored);
-    if (!shared.loadedHere && store && !shared.stored)
-      stored = await this.put(key, shared.value, policy.ttlMs);
-    return { value: shared.value, remote: !shared.loadedHere, stored };
+    let stored = shared.loadedHere ? storedHere : storing() && shared.stored;
+    if (!shared.loadedHere && storing() && !shared.stored)
+      stored = await this.put(key, shared.value, policy.ttlMs, this.#entryMeta(undefined, policy));
+    return { value: shared.value, remote: !shared.loadedHere, stored, meta };
+  }
+
+  /** What a new entry records: the loader's meta and the stale retention, if any. */
+  #entryMeta(meta: EntryMeta | undefined, policy: CachePolicy): EntryMeta | undefined {
+    if (policy.keepStaleMs === undefined || policy.keepStaleMs <= 0) return meta;
+    return { ...meta, keepStaleMs: policy.keepStaleMs };
   }
 
   /**
-   * A store returns only live entries, judged by its own clock. An entry whose freshness ends
-   * with its life (staleAt === expiresAt: every entry today) and a request without a block
-   * bound need no other judgement, and the hit path reads no clock.
+   * Fresh, or stale since when. The ttl's end is the entry's staleAt; a broken block bound
+   * dates from the moment the gateway first learned of a tip past it (or now, when that is
+   * unknown). An entry without a tip height fits no block bound (stale since it was stored).
    */
-  #isFresh(entry: CacheEntry, policy: CachePolicy): boolean {
-    if (entry.staleAt === entry.expiresAt && policy.freshness?.maxBlocks === undefined) return true;
-    return classify(entry, this.now(), policy.freshness) === 'fresh';
+  #judge(entry: CacheEntry, policy: CachePolicy): Judgement | Promise<Judgement> {
+    const maxBlocks = policy.freshness?.maxBlocks;
+    if (entry.staleAt === entry.expiresAt && maxBlocks === undefined) return FRESH;
+    const now = this.now();
+    if (entry.staleAt !== null && entry.staleAt <= now) return { fresh: false, since: entry.staleAt };
+    if (maxBlocks === undefined) return FRESH;
+    const tip = policy.tipHeight === undefined ? policy.freshness?.tipHeight : policy.tipHeight();
+    if (tip instanceof Promise)
+      return tip.then((height) => this.#judgeBlocks(entry, policy, maxBlocks, height));
+    return this.#judgeBlocks(entry, policy, maxBlocks, tip);
+  }
+
+  #judgeBlocks(
+    entry: CacheEntry,
+    policy: CachePolicy,
+    maxBlocks: number,
+    tipHeight: number | undefined,
+  ): Judgement {
+    if (classify(entry, this.now(), { maxBlocks, tipHeight }) === 'fresh') return FRESH;
+    if (entry.tipHeight === null) return { fresh: false, since: entry.storedAt };
+    const broke =
+      tipHeight === undefined ? undefined : policy.tipLearnedAt?.(entry.tipHeight + maxBlocks + 1);
+    return { fresh: false, since: broke ?? this.now() };
   }
 
   /**
@@ -188,7 +368,14 @@ export class ReadThroughCache {
    * the hot copy) replaces or drops the object, so answers derived from it stop at once.
    */
   stillServes(key: string, entry: CacheEntry, policy: CachePolicy = {}): boolean {
-    return this.store.peekHot?.(key) === entry && this.#isFresh(entry, policy);
+    if (this.store.peekHot?.(key) !== entry) return false;
+    const judged = this.#judge(entry, policy);
+    if (judged instanceof Promise) {
+      // The tip is only known asynchronously here (shared tips): let the full path judge it.
+      judged.catch(() => {});
+      return false;
+    }
+    return judged.fresh;
   }
 
   /** Count a hit answered from an earlier rendering of an entry (see stillServes). */
@@ -199,6 +386,23 @@ export class ReadThroughCache {
   /** Keys of the live entries under prefix. A store failure is thrown: a partial list would mislead. */
   list(prefix: string): Promise<string[]> {
     return this.store.list(prefix);
+  }
+
+  /**
+   * One page of the live keys under prefix in key order, strictly after `after`, at most
+   * limit: from the store's index when it keeps one, else the whole list sorted. A store
+   * failure is thrown.
+   */
+  async listPage(prefix: string, after: string | undefined, limit: number): Promise<string[]> {
+    if (this.store.listPage !== undefined) return this.store.listPage(prefix, after, limit);
+    const keys = (await this.store.list(prefix)).sort();
+    return keys.filter((k) => after === undefined || k > after).slice(0, limit);
+  }
+
+  /** How many live keys are under prefix. A store failure is thrown. */
+  async count(prefix: string): Promise<number> {
+    if (this.store.count !== undefined) return this.store.count(prefix);
+    return (await this.store.list(prefix)).length;
   }
 
   /**
@@ -240,4 +444,14 @@ export class ReadThroughCache {
   get inflight(): number {
     return this.#inflight.size;
   }
+}
+
+/** A loader's answer as value and meta. */
+function loaded(got: string | LoadedValue): LoadedValue {
+  return typeof got === 'string' ? { value: got } : got;
+}
+
+/** Whether `now` is inside a window of windowMs that opened at `since`. */
+function within(windowMs: number | undefined, since: number, now: number): boolean {
+  return windowMs !== undefined && windowMs > 0 && now - since <= windowMs;
 }

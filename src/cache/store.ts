@@ -22,6 +22,15 @@ export interface CacheStore {
   delete(key: string): Promise<boolean>;
   /** Keys of the live entries that start with prefix, in no particular order. */
   list(prefix: string): Promise<string[]>;
+  /**
+   * One page of the live keys under prefix, in ascending code-point order, strictly after
+   * `after` (undefined: from the first), at most `limit`: read from an index the store keeps
+   * up to date as it writes, so that a page costs the same with ten keys or a million.
+   * Optional: a store without it is listed whole and sorted by the caller.
+   */
+  listPage?(prefix: string, after: string | undefined, limit: number): Promise<string[]>;
+  /** How many live keys are under prefix, from the same index (with listPage). */
+  count?(prefix: string): Promise<number>;
   /** Release files, connections and timers. Idempotent. */
   close(): Promise<void>;
 

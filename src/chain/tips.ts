@@ -4,9 +4,11 @@
  * height (a lagging upstream) never replaces a higher one, so every reader sees a tip that
  * never goes back.
  *
- * This is the seam for chain-aware freshness (issue 11): upstream answers feed learn() (the
- * X-Canonical-Stacks-Tip-Height header, GET /v2/info), and the cache's freshness policy reads
- * current() for block bounds. Nothing feeds it yet.
+ * Upstream answers feed learn() (the X-Canonical-Stacks-Tip-Height header, GET /v2/info, or
+ * another instance's knowledge through Redis), through ChainTracker (tracker.ts); the cache's
+ * freshness policy reads the height for block bounds, and firstLearnedAt() for the start of a
+ * stale window (extensions.md section 2: "the moment the gateway first learned of a tip that
+ * broke the bound").
  */
 import type { Network } from '../config.js';
 
@@ -21,10 +23,22 @@ export interface ChainTip {
 export interface TipObservation {
   readonly height: number;
   readonly indexBlockHash?: string | undefined;
+  /** When it was learned, if earlier than now (another instance's knowledge); default now. */
+  readonly learnedAt?: number | undefined;
+}
+
+/** Moments of the first sightings of greater heights kept per network (a few hours of blocks). */
+const HISTORY_LIMIT = 4096;
+
+interface Sighting {
+  readonly height: number;
+  readonly at: number;
 }
 
 export class ChainTips {
   readonly #tips = new Map<Network, ChainTip>();
+  /** Per network, ascending heights with the moment each was first learned. */
+  readonly #history = new Map<Network, Sighting[]>();
   readonly #now: () => number;
 
   /** now: clock in epoch ms, injectable for tests. */
@@ -41,13 +55,47 @@ export class ChainTips {
     const known = this.#tips.get(network);
     if (known !== undefined && seen.height < known.height) return false;
     const sameBlock = known !== undefined && seen.height === known.height;
+    const now = this.#now();
+    const learnedAt = Math.min(now, seen.learnedAt ?? now);
+    // Knowledge already newer than this report (same height) is not made older by it.
+    if (sameBlock && seen.indexBlockHash === undefined && learnedAt <= known.learnedAt) return false;
     this.#tips.set(network, {
       height: seen.height,
       // The same height confirmed by a header alone keeps the hash learned before.
       indexBlockHash: seen.indexBlockHash ?? (sameBlock ? known.indexBlockHash : undefined),
-      learnedAt: this.#now(),
+      learnedAt: sameBlock ? Math.max(learnedAt, known.learnedAt) : learnedAt,
     });
+    if (!sameBlock) this.#remember(network, seen.height, learnedAt);
     return true;
+  }
+
+  #remember(network: Network, height: number, at: number): void {
+    let history = this.#history.get(network);
+    if (history === undefined) {
+      history = [];
+      this.#history.set(network, history);
+    }
+    history.push({ height, at });
+    if (history.length > HISTORY_LIMIT) history.splice(0, history.length - HISTORY_LIMIT);
+  }
+
+  /**
+   * When this gateway first learned of a tip at or above `height` on network: the moment a
+   * block bound that needs the tip below `height` broke. Undefined while no such tip is known.
+   * Past the kept history, the oldest kept moment (a later one: a window never starts early).
+   */
+  firstLearnedAt(network: Network, height: number): number | undefined {
+    const history = this.#history.get(network);
+    if (history === undefined) return undefined;
+    // Heights ascend: binary search for the first sighting at or above height.
+    let lo = 0;
+    let hi = history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (history[mid]!.height >= height) hi = mid;
+      else lo = mid + 1;
+    }
+    return history[lo]?.at;
   }
 
   /** The known tip, however old; undefined before anything was learned. */

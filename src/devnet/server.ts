@@ -11,6 +11,10 @@
  *   POST /devnet/call-public   {sender, contract, function, arguments}       → {result, committed, events, tip}
  *   GET  /devnet/accounts                                                    → {deployer, accounts, contracts}
  *   GET  /devnet/blocks/{height}                                             → block identity
+ *   POST /devnet/outage        {seconds?: number}                           → {until}
+ *     stop the node: once this answer is sent, the server stops listening (connections are
+ *     refused, as from a stopped node) for `seconds` (default 15, at most 600), then listens
+ *     again on the same port. For showing what the gateway does while its node is down.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type ClarityValue, deserializeCV, serializeCV, validateStacksAddress } from '@stacks/transactions';
@@ -96,8 +100,14 @@ function decodePathSegment(segment: string): string | undefined {
   }
 }
 
+const MAX_OUTAGE_S = 600;
+
 export class DevnetServer {
   private readonly server: Server;
+  /** Where it listens, to listen there again after an outage. */
+  private bound: { port: number; host: string } | undefined;
+  private outageTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly chain: DevnetChain,
@@ -118,16 +128,40 @@ export class DevnetServer {
       this.server.listen(port, host, () => {
         this.server.off('error', reject);
         const address = this.server.address();
-        resolve(typeof address === 'object' && address ? address.port : port);
+        const bound = typeof address === 'object' && address ? address.port : port;
+        this.bound = { port: bound, host };
+        resolve(bound);
       });
     });
   }
 
   close(): Promise<void> {
+    this.closed = true;
+    if (this.outageTimer !== undefined) clearTimeout(this.outageTimer);
+    if (!this.server.listening) return Promise.resolve();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
+  }
+
+  /** Stop listening for ms (connections refused), then listen again where it did. */
+  stopFor(ms: number): void {
+    if (this.bound === undefined || this.closed) return;
+    const { port, host } = this.bound;
+    this.server.close();
+    this.server.closeAllConnections();
+    this.log(`devnet: node stopped for ${ms / 1000} s (outage)`);
+    if (this.outageTimer !== undefined) clearTimeout(this.outageTimer);
+    this.outageTimer = setTimeout(() => {
+      this.outageTimer = undefined;
+      if (this.closed) return;
+      this.listen(port, host).then(
+        () => this.log('devnet: node listening again after the outage'),
+        (error: unknown) => this.log(`devnet: could not listen again after the outage: ${String(error)}`),
+      );
+    }, ms);
+    this.outageTimer.unref();
   }
 
   private send(res: ServerResponse, answer: HttpAnswer, tipHeader = false): void {
@@ -147,7 +181,7 @@ export class DevnetServer {
     const isRpc = path.startsWith('/v2/');
     let answer: HttpAnswer;
     try {
-      answer = await this.route(method, path, url.searchParams, req);
+      answer = await this.route(method, path, url.searchParams, req, res);
     } catch (thrown) {
       if (!(thrown instanceof HttpAnswer)) throw thrown;
       answer = thrown;
@@ -160,6 +194,7 @@ export class DevnetServer {
     path: string,
     query: URLSearchParams,
     req: IncomingMessage,
+    res: ServerResponse,
   ): Promise<HttpAnswer> {
     if (method === 'GET' && path === '/v2/info') return json(200, this.info());
     const iface = INTERFACE_PATH.exec(path);
@@ -169,6 +204,7 @@ export class DevnetServer {
       return this.callRead(callRead[1]!, callRead[2]!, callRead[3]!, query, req);
     if (method === 'POST' && path === '/devnet/mine') return this.mine(req);
     if (method === 'POST' && path === '/devnet/call-public') return this.callPublic(req);
+    if (method === 'POST' && path === '/devnet/outage') return this.outage(req, res);
     if (method === 'GET' && path === '/devnet/accounts') {
       return json(200, { deployer: DEPLOYER, accounts: DEVNET_ACCOUNTS, contracts: this.chain.contracts });
     }
@@ -300,6 +336,17 @@ export class DevnetServer {
       throw json(400, { error: 'the body must be a JSON object' });
     }
     return parsed as Record<string, unknown>;
+  }
+
+  private async outage(req: IncomingMessage, res: ServerResponse): Promise<HttpAnswer> {
+    const body = await this.jsonBody(req, true);
+    const seconds = body.seconds ?? 15;
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_OUTAGE_S) {
+      throw json(400, { error: `seconds must be a number above 0 and at most ${MAX_OUTAGE_S}` });
+    }
+    // Stop once this answer is out, so that the caller learns when the node is back.
+    res.once('finish', () => this.stopFor(seconds * 1000));
+    return json(200, { until: new Date(Date.now() + seconds * 1000).toISOString() });
   }
 
   private async mine(req: IncomingMessage): Promise<HttpAnswer> {

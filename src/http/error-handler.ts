@@ -4,7 +4,7 @@
  * anything unexpected (INTERNAL_ERROR, logged as a bug). Each error gets a fresh id that is
  * written to the log line of that error.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fail } from '../api/envelope.js';
 import { GatewayError, isGatewayError, newErrorId } from '../errors.js';
 import type { RouteMethods } from './route-table.js';
@@ -87,19 +87,23 @@ export function toGatewayError(err: unknown): GatewayError {
 
 /** Send a gateway error in the envelope, logging it with its id. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: GatewayError): FastifyReply {
+  if (err.headers !== undefined) reply.headers(err.headers);
+  return reply.code(err.status).type('application/json; charset=utf-8').send(errorEnvelope(request.log, err));
+}
+
+/** The envelope of a gateway error under a fresh id, logged with that id (a batch item's error, too). */
+export function errorEnvelope(log: FastifyBaseLogger, err: GatewayError): ReturnType<typeof fail> {
   const id = newErrorId();
   const logFields = { errorId: id, code: err.code, status: err.status, details: err.details };
-  if (err.code === 'INTERNAL_ERROR') request.log.error({ ...logFields, err: err.cause ?? err }, err.message);
-  else if (err.status >= 500 || err.code === 'RATE_LIMIT_EXCEEDED') request.log.warn(logFields, err.message);
-  else request.log.info(logFields, err.message);
-  if (err.headers !== undefined) reply.headers(err.headers);
-  const body = fail({
+  if (err.code === 'INTERNAL_ERROR') log.error({ ...logFields, err: err.cause ?? err }, err.message);
+  else if (err.status >= 500 || err.code === 'RATE_LIMIT_EXCEEDED') log.warn(logFields, err.message);
+  else log.info(logFields, err.message);
+  return fail({
     id,
     code: err.code,
     message: err.message,
     ...(err.details !== undefined ? { details: err.details } : {}),
   });
-  return reply.code(err.status).type('application/json; charset=utf-8').send(body);
 }
 
 export function installErrorHandling(app: FastifyInstance, routes: Iterable<RouteMethods>): void {

@@ -32,6 +32,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { LaneReuse } from '../service/answer.js';
+import { cacheOutcomeOfHeader } from './request-context.js';
 
 export type { LaneReuse } from '../service/answer.js';
 
@@ -246,12 +247,19 @@ export class FastLane {
     entry.reuse.served?.();
     const ms = performance.now() - start;
     this.#options.onAnswered(entry.route, method, entry.status, ms / 1000);
-    this.#options.logRequest?.({
-      method,
-      url: entry.url,
-      statusCode: entry.status,
-      ms: Math.round(ms * 100) / 100,
-    });
+    // The access line the full path writes (server.ts): the cache outcome its Cache-Status tells.
+    if (this.#options.logRequest !== undefined) {
+      const fields: Record<string, unknown> = {
+        method,
+        url: entry.url,
+        statusCode: entry.status,
+        ms: Math.round(ms * 100) / 100,
+      };
+      const status = headerValue(dynamic, 'cache-status') ?? headerValue(entry.headers, 'cache-status');
+      const cache = status === undefined ? undefined : cacheOutcomeOfHeader(status);
+      if (cache !== undefined) fields['cache'] = cache;
+      this.#options.logRequest(fields);
+    }
     return true;
   }
 
@@ -298,6 +306,12 @@ export class FastLane {
       else this.#paths.set(path, n);
     }
   }
+}
+
+function headerValue(pairs: readonly string[] | undefined, name: string): string | undefined {
+  if (pairs === undefined) return undefined;
+  for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === name) return pairs[i + 1];
+  return undefined;
 }
 
 /** Everything the answer depends on: bytes as latin1, so that every byte stays distinct. */

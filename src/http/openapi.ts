@@ -6,6 +6,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { EXAMPLE_PATH_PARAMS } from '../api/examples.js';
 
 const PAIR = '{contractAddress}/{contractName}';
 
@@ -43,6 +44,7 @@ export function withContractIdPaths(
         required: true,
         description: 'the contract as `contractAddress.contractName`',
         schema: { type: 'string' },
+        example: EXAMPLE_PATH_PARAMS.contractId,
       });
       alias[method] = {
         ...op,
@@ -66,7 +68,15 @@ export async function registerOpenApi(app: FastifyInstance, options: { admin: bo
           'HTTP/JSON caching gateway in front of the Stacks node API for Clarity smart contracts. Every response is an envelope: {success, data} or {success: false, error: {id, code, message, details}}. Wherever a path has {contractAddress}/{contractName}, the contract may also be given as one segment {contractAddress}.{contractName}. Trailing slashes are ignored. Request bodies are JSON, sent as application/json, text/plain or without a Content-Type (other types: 415). Public routes allow CORS (CORS_ORIGINS); admin routes never do.',
       },
       tags: [
-        { name: 'contract-calls', description: 'The four operations of the interface' },
+        {
+          name: 'contract-calls',
+          description: 'The four operations of the interface, and batches of read-only calls',
+        },
+        {
+          name: 'node-compatible',
+          description:
+            "The Stacks node's own read endpoints, answered from the cache (point any Stacks client here)",
+        },
         { name: 'operations', description: 'Health, readiness and metrics' },
         ...(options.admin ? [{ name: 'admin', description: 'Cache administration (bearer token)' }] : []),
       ],

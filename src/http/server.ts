@@ -4,16 +4,28 @@
  * closing keep-alive connections while draining. Routes are registered by createGateway.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import pino from 'pino';
 import type { Config } from '../config.js';
 import { clientErrorHandler, frameworkErrors } from './client-errors.js';
 import { splitContractId } from './contract-id-url.js';
 import { lazyChildLogger } from './lazy-logger.js';
+import { cacheOutcomeOf, upstreamUsageOf } from './request-context.js';
 import { nextRequestId } from './request-ids.js';
 
 type ServerConfig = Pick<
   Config,
-  'logLevel' | 'bodyLimitBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs' | 'httpMaxConnections'
+  | 'logLevel'
+  | 'bodyLimitBytes'
+  | 'httpHeadersTimeoutMs'
+  | 'httpRequestTimeoutMs'
+  | 'httpMaxConnections'
+  | 'trustProxy'
 >;
 
 /**
@@ -25,10 +37,14 @@ const MAX_PARAM_LENGTH = 2048;
 
 export function createServer(config: ServerConfig) {
   const app = Fastify({
-    logger: { level: config.logLevel },
+    // ISO timestamps: readable in a terminal and sortable, unlike epoch milliseconds.
+    logger: { level: config.logLevel, timestamp: pino.stdTimeFunctions.isoTime },
     // One line per request is written by our onResponse hook instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
+    // request.ip: the first X-Forwarded-For hop when TRUST_PROXY=true (the client behind the
+    // proxies), else the socket's address. It names the client for fair budget waiting.
+    trustProxy: config.trustProxy,
     genReqId: nextRequestId,
     childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger, bindings, options),
     requestIdHeader: false,
@@ -93,10 +109,31 @@ export function installRequestHooks(app: FastifyInstance, options: RequestHooksO
           url: request.url,
           statusCode: reply.statusCode,
           ms: Math.round(ms * 100) / 100,
+          ...cacheAndUpstreamFields(request, reply),
         },
         'request',
       );
     }
     done();
   });
+}
+
+/**
+ * The access line's cache outcome (from the answer's Cache-Status) and what the request spent
+ * upstream: `upstreamMs` (sum of its attempts), `upstreamAttempts`, `upstream` (id) and
+ * `upstreamHost`. A request that made no upstream attempt of its own (a hit, or a coalesced
+ * joiner: the leader's line carries the call) has no upstream fields.
+ */
+function cacheAndUpstreamFields(request: FastifyRequest, reply: FastifyReply): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  const cache = cacheOutcomeOf(reply);
+  if (cache !== undefined) fields['cache'] = cache;
+  const usage = upstreamUsageOf(request);
+  if (usage !== undefined && usage.attempts > 0) {
+    fields['upstreamMs'] = Math.round(usage.ms * 100) / 100;
+    fields['upstreamAttempts'] = usage.attempts;
+    fields['upstream'] = usage.upstream;
+    fields['upstreamHost'] = usage.host;
+  }
+  return fields;
 }

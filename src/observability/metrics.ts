@@ -3,28 +3,37 @@
  * gateways in one process (tests) never collide. Names are listed in the README.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { CacheOutcome } from '../cache/read-through.js';
-import type { Network } from '../config.js';
+import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
+import type { TipRefreshResult } from '../chain/tracker.js';
+import { NETWORKS, type Network } from '../config.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
-import type { Budget } from '../upstream/budget/budget.js';
+import type { UpstreamPool } from '../upstream/pool.js';
 import { TallyHistogram } from './tally-histogram.js';
 
 export type CacheEndpoint = 'read-only' | 'abi';
 
 export interface MetricSources {
-  readonly budgets: Readonly<Record<Network, Budget>>;
+  /** The upstreams (read when scraped; undefined until built, or with an injected node). */
+  readonly pool: () => UpstreamPool | undefined;
   readonly hotEntries: () => number;
+  /** The known chain tip height of a network, if any (clarity_cache_chain_tip_height). */
+  readonly tipHeight?: (network: Network) => number | undefined;
 }
+
+const UPSTREAM_STATES = ['ok', 'open', 'lagging'] as const;
 
 export class Metrics {
   readonly registry = new Registry();
   readonly #requests: Counter<'route' | 'method' | 'status'>;
   readonly #cache: Counter<'endpoint' | 'outcome'>;
   readonly #requestDuration: TallyHistogram;
-  readonly #upstreamAttempts: Counter<'network' | 'kind' | 'outcome'>;
-  readonly #upstreamLatency: Histogram<'network' | 'kind'>;
-  readonly #budgetWait: Histogram<'network' | 'result'>;
+  readonly #upstreamAttempts: Counter<'network' | 'upstream' | 'kind' | 'outcome'>;
+  readonly #upstreamLatency: Histogram<'network' | 'upstream' | 'kind'>;
+  readonly #budgetWait: Histogram<'network' | 'upstream' | 'result'>;
   readonly #storeErrors: Counter<'op'>;
+  readonly #stale: Counter<'endpoint' | 'kind'>;
+  readonly #backgroundRefreshes: Counter<'endpoint' | 'result'>;
+  readonly #tipRefreshes: Counter<'network' | 'result'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -58,21 +67,21 @@ export class Metrics {
     });
     this.#upstreamAttempts = new Counter({
       name: 'clarity_cache_upstream_attempts_total',
-      help: 'HTTP attempts made upstream (retries included), by network, endpoint kind and outcome',
-      labelNames: ['network', 'kind', 'outcome'],
+      help: 'HTTP attempts made upstream (retries and hedges included), by network, upstream, endpoint kind and outcome',
+      labelNames: ['network', 'upstream', 'kind', 'outcome'],
       registers,
     });
     this.#upstreamLatency = new Histogram({
       name: 'clarity_cache_upstream_latency_seconds',
-      help: 'Duration of one upstream HTTP attempt (budget wait excluded)',
-      labelNames: ['network', 'kind'],
+      help: 'Duration of one upstream HTTP attempt (budget wait excluded), by network, upstream and endpoint kind',
+      labelNames: ['network', 'upstream', 'kind'],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
       registers,
     });
     this.#budgetWait = new Histogram({
       name: 'clarity_cache_budget_wait_seconds',
-      help: 'Time spent waiting for an upstream budget token, by network and result (granted, rejected)',
-      labelNames: ['network', 'result'],
+      help: 'Time spent waiting for an upstream budget token, by network, upstream that granted it ("none" when rejected) and result (granted, rejected)',
+      labelNames: ['network', 'upstream', 'result'],
       buckets: [0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
@@ -82,24 +91,92 @@ export class Metrics {
       labelNames: ['op'],
       registers,
     });
+    const upstreams = () => sources.pool()?.upstreams() ?? [];
+    this.#stale = new Counter({
+      name: 'clarity_cache_stale_total',
+      help: 'Stale entries answered (kind stale-while-revalidate, stale-if-error) or refetched (kind refetch), by endpoint',
+      labelNames: ['endpoint', 'kind'],
+      registers,
+    });
+    this.#backgroundRefreshes = new Counter({
+      name: 'clarity_cache_background_refreshes_total',
+      help: 'Background refreshes of stale entries (stale-while-revalidate), by endpoint and result (ok, failed)',
+      labelNames: ['endpoint', 'result'],
+      registers,
+    });
+    this.#tipRefreshes = new Counter({
+      name: 'clarity_cache_tip_refreshes_total',
+      help: "Chain tip refreshes (GET /v2/info, or another instance's through Redis: shared), by network and result (ok, shared, failed)",
+      labelNames: ['network', 'result'],
+      registers,
+    });
     new Gauge({
-      name: 'clarity_cache_budget_tokens',
-      help: 'Upstream budget tokens available now, by network',
+      name: 'clarity_cache_chain_tip_height',
+      help: 'The chain tip height the gateway knows, by network (absent before it learned one)',
       labelNames: ['network'],
       registers,
       collect() {
-        for (const [network, budget] of Object.entries(sources.budgets))
-          this.set({ network }, budget.available());
+        this.reset();
+        for (const network of NETWORKS) {
+          const height = sources.tipHeight?.(network);
+          if (height !== undefined) this.set({ network }, height);
+        }
+      },
+    });
+    new Gauge({
+      name: 'clarity_cache_budget_tokens',
+      help: 'Upstream budget tokens available now, by network and upstream',
+      labelNames: ['network', 'upstream'],
+      registers,
+      collect() {
+        for (const u of upstreams()) this.set({ network: u.network, upstream: u.id }, u.budget.available());
       },
     });
     new Gauge({
       name: 'clarity_cache_budget_queued',
-      help: 'Requests waiting for an upstream budget token, by network',
+      help: 'Requests waiting for an upstream budget token, by network and upstream',
+      labelNames: ['network', 'upstream'],
+      registers,
+      collect() {
+        for (const u of upstreams()) this.set({ network: u.network, upstream: u.id }, u.budget.queued());
+      },
+    });
+    new Gauge({
+      name: 'clarity_cache_upstream_waiting',
+      help: 'Requests waiting in the fair queue for any upstream budget token of the network',
       labelNames: ['network'],
       registers,
       collect() {
-        for (const [network, budget] of Object.entries(sources.budgets))
-          this.set({ network }, budget.queued());
+        const pool = sources.pool();
+        if (pool === undefined) return;
+        for (const network of new Set(pool.upstreams().map((u) => u.network)))
+          this.set({ network }, pool.waiting(network));
+      },
+    });
+    new Gauge({
+      name: 'clarity_cache_upstream_state',
+      help: "Each upstream's state (1 for the current one): ok, open (circuit broken), lagging",
+      labelNames: ['network', 'upstream', 'state'],
+      registers,
+      collect() {
+        const pool = sources.pool();
+        for (const u of upstreams()) {
+          const now = pool?.healthOf(u);
+          for (const state of UPSTREAM_STATES)
+            this.set({ network: u.network, upstream: u.id, state }, state === now ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'clarity_cache_upstream_tip_height',
+      help: 'The highest chain tip height each upstream reported',
+      labelNames: ['network', 'upstream'],
+      registers,
+      collect() {
+        for (const u of upstreams()) {
+          const tip = u.stats.tip;
+          if (tip !== undefined) this.set({ network: u.network, upstream: u.id }, tip.height);
+        }
       },
     });
     new Gauge({
@@ -137,36 +214,36 @@ export class Metrics {
   }
 
   upstreamAttempt(event: AttemptEvent): void {
-    this.#upstreamAttempts.inc({ network: event.network, kind: event.kind, outcome: event.outcome });
-    this.#upstreamLatency.observe({ network: event.network, kind: event.kind }, event.durationMs / 1000);
+    const { network, upstream, kind } = event;
+    this.#upstreamAttempts.inc({ network, upstream, kind, outcome: event.outcome });
+    if (event.outcome !== 'aborted')
+      this.#upstreamLatency.observe({ network, upstream, kind }, event.durationMs / 1000);
   }
 
-  budgetWait(network: Network, result: 'granted' | 'rejected', seconds: number): void {
-    this.#budgetWait.observe({ network, result }, seconds);
+  /** How long one attempt waited for a token, and from which upstream it came (undefined: rejected). */
+  budgetWait(network: Network, upstream: string | undefined, seconds: number): void {
+    this.#budgetWait.observe(
+      { network, upstream: upstream ?? 'none', result: upstream === undefined ? 'rejected' : 'granted' },
+      seconds,
+    );
   }
 
   storeError(op: string): void {
     this.#storeErrors.inc({ op });
   }
-}
 
-/** A budget that reports how long each take() waited and whether it was granted. */
-export function instrumentBudget(network: Network, budget: Budget, metrics: Metrics): Budget {
-  return {
-    async take() {
-      const started = performance.now();
-      try {
-        await budget.take();
-        metrics.budgetWait(network, 'granted', (performance.now() - started) / 1000);
-      } catch (err) {
-        metrics.budgetWait(network, 'rejected', (performance.now() - started) / 1000);
-        throw err;
-      }
-    },
-    available: () => budget.available(),
-    queued: () => budget.queued(),
-    close: () => budget.close(),
-  };
+  stale(endpoint: CacheEndpoint, kind: StaleServing): void {
+    const label = kind === 'refetch' ? 'refetch' : `stale-${kind}`;
+    this.#stale.inc({ endpoint, kind: label });
+  }
+
+  backgroundRefresh(endpoint: CacheEndpoint, result: 'ok' | 'failed'): void {
+    this.#backgroundRefreshes.inc({ endpoint, result });
+  }
+
+  tipRefresh(network: Network, result: TipRefreshResult): void {
+    this.#tipRefreshes.inc({ network, result });
+  }
 }
 
 interface Tally<L extends string> {

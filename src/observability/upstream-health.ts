@@ -3,10 +3,26 @@
  * mostly succeed, "degraded" when some fail, "down" when the last few all failed, "unknown"
  * before any attempt. Only transport-level failures count against the node: an okay:false
  * or a 404 is the node answering correctly.
+ *
+ * With the pool (extensions.md section 3), each network's entry also lists its upstreams:
+ * id, URL without credentials, state (`ok`, `open` for a broken circuit, `lagging`), the tip
+ * height it reported, its recent latency. Never an API key, never a URL's user:password.
  */
 import type { Network } from '../config.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { AttemptOutcome } from '../upstream/outcomes.js';
+import type { UpstreamHealthState, UpstreamPool } from '../upstream/pool.js';
+
+/** One upstream as /ready lists it. */
+export interface UpstreamListing {
+  readonly id: string;
+  readonly url: string;
+  readonly state: UpstreamHealthState;
+  readonly priority: number;
+  readonly tipHeight?: number;
+  readonly latencyMs?: number;
+  readonly consecutiveFailures: number;
+}
 
 export type UpstreamState = 'unknown' | 'up' | 'degraded' | 'down';
 
@@ -29,8 +45,34 @@ interface NetworkHealth {
 
 export class UpstreamHealth {
   readonly #byNetwork = new Map<Network, NetworkHealth>();
+  readonly #pool: () => UpstreamPool | undefined;
+
+  constructor(pool: () => UpstreamPool | undefined = () => undefined) {
+    this.#pool = pool;
+  }
+
+  /** The network's upstreams as /ready lists them (empty with an injected node). */
+  upstreams(network: Network): UpstreamListing[] {
+    const pool = this.#pool();
+    if (pool === undefined) return [];
+    return pool.upstreams(network).map((u) => {
+      const tip = u.stats.tip?.height;
+      const latency = u.stats.latencyMs;
+      return {
+        id: u.id,
+        url: u.label,
+        state: pool.healthOf(u),
+        priority: u.priority,
+        ...(tip === undefined ? {} : { tipHeight: tip }),
+        ...(latency === undefined ? {} : { latencyMs: Math.round(latency * 10) / 10 }),
+        consecutiveFailures: u.breaker.failures,
+      };
+    });
+  }
 
   record(event: AttemptEvent): void {
+    // A hedge's loser was cut short on purpose: it says nothing about the node.
+    if (event.outcome === 'aborted') return;
     let h = this.#byNetwork.get(event.network);
     if (h === undefined) {
       h = { recent: [], consecutiveFailures: 0 };
@@ -49,9 +91,12 @@ export class UpstreamHealth {
     lastOutcome?: string;
     lastAt?: string;
     successRate?: number;
+    upstreams?: UpstreamListing[];
   } {
+    const listed = this.upstreams(network);
+    const upstreams = listed.length === 0 ? {} : { upstreams: listed };
     const h = this.#byNetwork.get(network);
-    if (h === undefined || h.recent.length === 0) return { state: 'unknown' };
+    if (h === undefined || h.recent.length === 0) return { state: 'unknown', ...upstreams };
     const ok = h.recent.filter(Boolean).length;
     const state: UpstreamState =
       h.consecutiveFailures >= DOWN_AFTER || ok === 0 ? 'down' : ok === h.recent.length ? 'up' : 'degraded';
@@ -60,6 +105,7 @@ export class UpstreamHealth {
       ...(h.lastOutcome !== undefined ? { lastOutcome: h.lastOutcome } : {}),
       ...(h.lastAt !== undefined ? { lastAt: new Date(h.lastAt).toISOString() } : {}),
       successRate: Math.round((ok / h.recent.length) * 100) / 100,
+      ...upstreams,
     };
   }
 }

@@ -98,6 +98,8 @@ interface Waiter {
   /** The token is this caller's and its time has come; it waits only for earlier callers. */
   ready: boolean;
   settled: boolean;
+  /** The longest this caller accepts to wait (a fallback take gets the same bound). */
+  maxWaitMs: number;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -113,6 +115,8 @@ export class RedisBudget implements Budget {
   #queue: Waiter[] = [];
   #mode: BudgetMode = 'redis';
   #lastTokens: number;
+  /** When #lastTokens was learned (performance.now()). */
+  #lastAt = performance.now();
   #closed = false;
 
   constructor(options: RedisBudgetOptions) {
@@ -140,16 +144,23 @@ export class RedisBudget implements Budget {
     return this.#mode;
   }
 
-  take(): Promise<void> {
+  take(maxWaitMs: number = this.#queueTimeoutMs): Promise<void> {
     if (this.#closed) return Promise.reject(this.#closedError());
     if (this.#client.status !== 'ready') {
       this.#switch('local', new Error(`redis is not connected (${this.#client.status})`));
-      return this.#fallback.take();
+      return this.#fallback.take(maxWaitMs);
     }
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, ready: false, settled: false, timer: undefined };
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        ready: false,
+        settled: false,
+        timer: undefined,
+        maxWaitMs,
+      };
       this.#queue.push(waiter);
-      TAKE.run(this.#client, [this.key], [this.#capacity, this.#intervalMs, this.#queueTimeoutMs]).then(
+      TAKE.run(this.#client, [this.key], [this.#capacity, this.#intervalMs, maxWaitMs]).then(
         (reply) => this.#onReply(waiter, reply),
         (err: unknown) => this.#onFailure(waiter, err),
       );
@@ -165,6 +176,19 @@ export class RedisBudget implements Budget {
 
   queued(): number {
     return this.#queue.length + this.#fallback.queued();
+  }
+
+  waitEstimateMs(tokens: number): number {
+    if (this.#closed) return Number.POSITIVE_INFINITY;
+    if (this.#mode === 'local') return this.#fallback.waitEstimateMs?.(tokens) ?? 0;
+    // The level after the last script call, refilled since then at the known rate; other
+    // instances may have taken some meanwhile, so this is a guess the script corrects.
+    const level = Math.min(
+      this.#capacity,
+      this.#lastTokens + (performance.now() - this.#lastAt) / this.#intervalMs,
+    );
+    const deficit = this.#queue.length + tokens - level;
+    return Math.max(0, Math.ceil(deficit * this.#intervalMs - 1e-9));
   }
 
   close(): void {
@@ -188,6 +212,7 @@ export class RedisBudget implements Budget {
     }
     this.#switch('redis');
     this.#lastTokens = parsed.tokens;
+    this.#lastAt = performance.now();
     if (!parsed.granted) {
       this.#remove(waiter);
       this.#settle(waiter, this.#rateLimited(parsed.waitMs));
@@ -217,7 +242,7 @@ export class RedisBudget implements Budget {
       return;
     }
     this.#switch('local', err);
-    this.#fallback.take().then(waiter.resolve, waiter.reject);
+    this.#fallback.take(waiter.maxWaitMs).then(waiter.resolve, waiter.reject);
     this.#drain();
   }
 

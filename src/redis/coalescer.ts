@@ -15,9 +15,13 @@
  *    the holder dies (its lock expires without a value) one waiter takes over and loads.
  * 3. A waiter that has waited maxWaitMs loads by itself, without the lock.
  *
- * A bust (task.fresh) coalesces too, but accepts only a value produced after it started: a
- * message published while it waited, or a stored entry whose storedAt is later than its
- * start (storedAt is the writer's clock: keep the instances' clocks in sync, as NTP does).
+ * A bust (task.fresh) coalesces too, but only with a load that began after it started (issue
+ * 12, defect 8): a load under way when the bust arrives may return the very value the bust
+ * is meant to replace. Every outcome carries the time its load began (the holder's clock:
+ * keep the instances' clocks in sync, as NTP does); a bust ignores outcomes, values and
+ * failures alike, of loads that began before it, and never takes a stored entry (which
+ * does not say when its load began), so it loads itself once the older holder lets go of
+ * the lock.
  *
  * Failures the holder published as GatewayErrors (an unknown contract, a timeout, the
  * shared budget exhausted, ...) reach every waiter, as they would in-process; any other
@@ -76,6 +80,8 @@ interface Outcome {
   v?: string;
   /** Whether the holder stored it. */
   s?: boolean;
+  /** When the holder's load began (epoch ms, its clock). */
+  b?: number;
   /** The failure, when it is a GatewayError every waiter would meet too. */
   e?: {
     code: ErrorCode;
@@ -169,7 +175,8 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
     const token = `${this.#instance}:${++this.#runs}`;
     const inbox = this.#listen(key);
     // Strictly later: within the same millisecond "before" and "after" cannot be told apart.
-    const acceptable = (storedAt: number): boolean => !task.fresh || storedAt > startedAt;
+    const acceptable = (outcome: Outcome): boolean =>
+      !task.fresh || (outcome.b !== undefined && outcome.b > startedAt);
     try {
       let delay = this.#pollMinMs;
       let waiting = false;
@@ -181,21 +188,22 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
           this.#onError(err, 'lock');
           return await this.#loadHere(task);
         }
-        if (locked) return await this.#lead(key, lockKey, token, task, acceptable);
+        if (locked) return await this.#lead(key, lockKey, token, task);
 
         if (!waiting) {
           waiting = true;
           this.#onWait(key);
         }
-        const entry = await task.read();
-        if (entry !== undefined && acceptable(entry.storedAt)) {
-          return { value: entry.value, loadedHere: false, stored: true };
-        }
+        const entry = task.fresh ? undefined : await task.read();
+        if (entry !== undefined) return { value: entry.value, loadedHere: false, stored: true };
         const remaining = deadline - Date.now();
         if (remaining <= 0) return await this.#loadHere(task);
         const outcome = await inbox.next(Math.min(delay, remaining));
         delay = Math.min(delay * 2, this.#pollMaxMs);
-        if (outcome !== undefined) {
+        if (outcome !== undefined && !acceptable(outcome)) {
+          // An older load ended (a bust waits for a newer one): its lock is free now.
+          delay = this.#pollMinMs;
+        } else if (outcome !== undefined) {
           if (outcome.ok && outcome.v !== undefined) {
             return { value: outcome.v, loadedHere: false, stored: outcome.s === true };
           }
@@ -223,13 +231,7 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
     this.#sub?.close();
   }
 
-  async #lead(
-    key: string,
-    lockKey: string,
-    token: string,
-    task: CoalesceTask,
-    acceptable: (storedAt: number) => boolean,
-  ): Promise<CoalescedValue> {
+  async #lead(key: string, lockKey: string, token: string, task: CoalesceTask): Promise<CoalescedValue> {
     const renewEvery = Math.max(1, Math.floor(this.#lockTtlMs / 3));
     const renew = setInterval(() => {
       RENEW.run(this.#client, [lockKey], [token, this.#lockTtlMs]).catch((err: unknown) =>
@@ -238,11 +240,10 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
     }, renewEvery);
     renew.unref();
     try {
-      // Stored by another instance between this one's miss and its lock?
-      const entry = await task.read();
-      if (entry !== undefined && acceptable(entry.storedAt)) {
-        return { value: entry.value, loadedHere: false, stored: true };
-      }
+      // Stored by another instance between this one's miss and its lock? (Not for a bust.)
+      const entry = task.fresh ? undefined : await task.read();
+      if (entry !== undefined) return { value: entry.value, loadedHere: false, stored: true };
+      const began = Date.now();
       let value: string;
       try {
         value = await task.load();
@@ -251,11 +252,13 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
           i: this.#instance,
           k: key,
           ok: false,
-          ...(err instanceof GatewayError ? { e: shareable(err) } : {}),
+          b: began,
+          // A shutdown is this instance's alone: the waiters elsewhere take over the load.
+          ...(err instanceof GatewayError && err.code !== 'SERVICE_UNAVAILABLE' ? { e: shareable(err) } : {}),
         });
         throw err;
       }
-      this.#publish({ i: this.#instance, k: key, ok: true, v: value, s: task.stores });
+      this.#publish({ i: this.#instance, k: key, ok: true, v: value, s: task.stores, b: began });
       return { value, loadedHere: true, stored: task.stores };
     } finally {
       clearInterval(renew);

@@ -11,8 +11,10 @@
  * Redis through the cache store, which is on the same server.
  */
 import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
-import { type Config, NETWORKS, type Network } from '../config.js';
-import { createRedisBudgets, type RedisBudget } from './budget.js';
+import type { Config } from '../config.js';
+import { budgetSettings } from '../upstream/budget/budget.js';
+import { RedisBreakerSync } from './breaker.js';
+import { RedisBudget } from './budget.js';
 import { RedisCoalescer } from './coalescer.js';
 import { KEY_PREFIX, RedisConnection } from './connection.js';
 import { HotTierSync } from './hot-tier-sync.js';
@@ -26,7 +28,10 @@ export interface ScaleOutLogger {
 }
 
 export interface RedisScaleOut {
-  readonly budgets: Readonly<Record<Network, RedisBudget>>;
+  /** One shared budget per upstream, by upstream id. */
+  readonly budgets: Readonly<Record<string, RedisBudget>>;
+  /** Circuit-breaker transitions and probe claims shared by the instances. */
+  readonly breakers: RedisBreakerSync;
   readonly coalescer: CrossInstanceCoalescer;
   /** Evicts other instances' hot copies of changed entries. */
   readonly hotTier: HotTierSync;
@@ -37,6 +42,7 @@ export interface RedisScaleOut {
 type ScaleOutConfig = Pick<
   Config,
   | 'redisUrl'
+  | 'upstreams'
   | 'upstreamRateLimitPerMinute'
   | 'upstreamQueueTimeoutMs'
   | 'upstreamTimeoutMs'
@@ -81,18 +87,34 @@ export async function createRedisScaleOut(
   }
   const client = connection.client;
 
-  const budgets = createRedisBudgets(NETWORKS, config, client, {
+  // One shared budget per upstream, at its own rate (a network's first upstream is named after
+  // the network, so single-upstream keys stay cc:budget:mainnet / cc:budget:testnet).
+  const budgets: Record<string, RedisBudget> = {};
+  for (const u of config.upstreams) {
+    budgets[u.id] = new RedisBudget({
+      client,
+      id: u.id,
+      keyPrefix,
+      ...budgetSettings({
+        upstreamRateLimitPerMinute: u.rateLimitPerMinute,
+        upstreamQueueTimeoutMs: config.upstreamQueueTimeoutMs,
+      }),
+      onModeChange: (mode, err) => {
+        if (mode === 'local') {
+          log.warn(
+            { err, network: u.network, upstream: u.id },
+            'upstream budget: redis unreachable, using this instance’s local token bucket',
+          );
+        } else {
+          log.info({ network: u.network, upstream: u.id }, 'upstream budget: shared through redis again');
+        }
+      },
+    });
+  }
+  const breakers = new RedisBreakerSync({
+    client,
     keyPrefix,
-    onModeChange: (network, mode, err) => {
-      if (mode === 'local') {
-        log.warn(
-          { err, network },
-          'upstream budget: redis unreachable, using this instance’s local token bucket',
-        );
-      } else {
-        log.info({ network }, 'upstream budget: shared through redis again');
-      }
-    },
+    onError: (err) => log.debug({ err }, 'circuit breaker sync: redis operation failed'),
   });
 
   // A live holder renews its lock however long its load takes; a waiter gives up on it only
@@ -117,11 +139,13 @@ export async function createRedisScaleOut(
   let closing: Promise<void> | undefined;
   return {
     budgets,
+    breakers,
     coalescer,
     hotTier,
     close: () => {
       closing ??= (async () => {
         for (const b of Object.values(budgets)) b.close();
+        await breakers.close();
         await coalescer.close();
         await hotTier.close();
         await connection.close();

@@ -7,14 +7,16 @@ import { LRUCache } from 'lru-cache';
 import { okJson } from '../api/envelope.js';
 import type { CacheEntry } from '../cache/entry.js';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
-import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
+import type { CacheOutcome, CacheResult, ReadThroughCache } from '../cache/read-through.js';
+import { isContractAbi } from '../clarity/abi-shape.js';
 import type { ContractAbi } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
-import type { NodeApi } from '../upstream/node-api.js';
+import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
+import { UnknownContracts } from './unknown-contracts.js';
 
 export interface AbiResult {
   /** The ABI document exactly as stored (JSON text), to answer without re-serializing. */
@@ -32,6 +34,25 @@ export interface KnownContract {
   readonly network: Network;
 }
 
+/** One page of the known-contracts listing. */
+export interface KnownContractsPage {
+  readonly contracts: KnownContract[];
+  /** Every cached ABI, not only this page's (may lag by COUNT_MEMO_MS on a paged cache). */
+  readonly total: number;
+  /** Present when there are more: pass it as `cursor` for the next page. */
+  readonly nextCursor?: string;
+}
+
+/**
+ * Contracts per page when the client gives no limit: every cache up to this size gets the
+ * whole listing in one answer, as before paging existed; a larger one gets its first page
+ * and a nextCursor (about 110 KB, instead of 12 MB for 100k ABIs).
+ */
+export const KNOWN_CONTRACTS_DEFAULT_LIMIT = 1000;
+/** The largest page a client may ask for. */
+export const KNOWN_CONTRACTS_MAX_LIMIT = 10_000;
+const COUNT_MEMO_MS = 5_000;
+
 export class AbiRegistry {
   /**
    * Parsed ABIs by cache key, bounded by an estimate of their heap size (see
@@ -39,12 +60,18 @@ export class AbiRegistry {
    * ABI larger than the whole budget is not memoized (parsed on each use).
    */
   readonly #parsed: LRUCache<string, ContractAbi>;
+  /** Contracts the upstream said do not exist, remembered for CACHE_NEGATIVE_TTL_S. */
+  readonly #unknown: UnknownContracts;
+  /** The last count of cached ABIs (see #countAbis). */
+  #abiCount: { value: number; at: number } | undefined;
 
   constructor(
     private readonly cache: ReadThroughCache,
     private readonly node: NodeApi,
     memoMaxBytes: number = DEFAULT_ABI_MEMO_MAX_BYTES,
+    negativeTtlMs = 0,
   ) {
+    this.#unknown = new UnknownContracts(cache, negativeTtlMs);
     // The size is computed from the JSON text, which is at hand when the entry is set.
     this.#parsed = new LRUCache<string, ContractAbi>({ max: 2000, maxSize: memoMaxBytes });
   }
@@ -58,10 +85,27 @@ export class AbiRegistry {
    * The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age.
    * `network` (the ?network= query) must agree with the address; `bust` refetches upstream.
    */
-  async answer(
+  answer(
     contractAddress: string,
     contractName: string,
     opts: { network?: Network | undefined; bust?: boolean } = {},
+    ctx?: RequestContext,
+  ): Promise<RenderedAnswer> {
+    // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
+    return this.#answer(contractAddress, contractName, okJson, opts, ctx);
+  }
+
+  /** The node-compatible interface endpoint's answer: the stored document alone, as the node sends it. */
+  nodeAnswer(contractAddress: string, contractName: string, ctx?: RequestContext): Promise<RenderedAnswer> {
+    return this.#answer(contractAddress, contractName, (json) => json, {}, ctx);
+  }
+
+  async #answer(
+    contractAddress: string,
+    contractName: string,
+    shape: (json: string) => string,
+    opts: { network?: Network | undefined; bust?: boolean },
+    ctx: RequestContext | undefined,
   ): Promise<RenderedAnswer> {
     const ref = parseContractRef(contractAddress, contractName);
     if (opts.network !== undefined && opts.network !== ref.network) {
@@ -71,40 +115,46 @@ export class AbiRegistry {
         { network: opts.network, addressNetwork: ref.network },
       );
     }
-    const result = await this.get(ref, { bust: opts.bust === true });
+    const result = await this.get(ref, { bust: opts.bust === true }, ctx);
     const cache = cacheHeaders({
       outcome: result.outcome,
       entry: result.entry,
       stored: result.stored,
       ttlMs: undefined,
     });
-    // The stored ABI is already JSON: splice it into the envelope instead of parse + stringify.
     return {
       status: 200,
       headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
-      body: okJson(result.json),
+      body: shape(result.json),
     };
   }
 
   /** The ABI of `ref`; `bust` refetches it upstream (spending budget) and replaces the cached copy. */
-  async get(ref: ContractRef, opts: { bust?: boolean } = {}): Promise<AbiResult> {
+  async get(ref: ContractRef, opts: { bust?: boolean } = {}, ctx?: RequestContext): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
     const bust = opts.bust === true;
-    const { value, outcome, entry, stored } = await this.cache.get(
-      key,
-      async () =>
-        JSON.stringify(
-          (await this.node.getContractInterface(ref.network, ref.address, ref.contractName)).abi,
-        ),
-      { bust },
-    );
+    const load = (): Promise<string> => this.#fetch(ref, bust, ctx);
+    let found = await this.cache.get(key, load, { bust });
     if (bust) this.#parsed.delete(key);
-    let abi = this.#parsed.get(key);
-    if (abi === undefined) {
-      abi = parseAbi(value, ref);
-      this.#parsed.set(key, abi, { size: parsedAbiBytes(key, value) });
+    const memo = this.#parsed.get(key);
+    if (memo !== undefined) return result(found, memo);
+    let abi = parseAbi(found.value);
+    if (abi === undefined && found.outcome === 'hit') {
+      // A malformed ABI in the cache (written before ABIs were checked, or from outside):
+      // replace it with the node's instead of failing on it forever.
+      found = await this.cache.get(key, load, { bust: true });
+      abi = parseAbi(found.value);
     }
-    return { json: value, abi, outcome, entry, stored: stored === true };
+    if (abi === undefined) {
+      throw new GatewayError(
+        'UPSTREAM_API_ERROR',
+        `the ABI of ${ref.id} is malformed`,
+        { retryable: false, reason: 'malformed' },
+        { status: 502 },
+      );
+    }
+    this.#parsed.set(key, abi, { size: parsedAbiBytes(key, found.value) });
+    return result(found, abi);
   }
 
   /**
@@ -116,19 +166,39 @@ export class AbiRegistry {
     const memo = this.#parsed.get(key);
     if (memo !== undefined) return memo;
     const entry = await this.cache.peek(key);
-    if (entry === undefined) return undefined;
+    return entry === undefined ? undefined : parseAbi(entry.value);
+  }
+
+  /**
+   * A miss: the node's ABI, unless the contract is remembered as unknown
+   * (CACHE_NEGATIVE_TTL_S); a bust asks the node even then (the contract may be new).
+   */
+  async #fetch(ref: ContractRef, bust: boolean, ctx: RequestContext | undefined): Promise<string> {
+    const unknown = bust ? undefined : await this.#unknown.lookup(ref);
+    if (unknown !== undefined) throw unknown;
     try {
-      return parseAbi(entry.value, ref);
-    } catch {
-      return undefined;
+      const { abi } = await this.node.getContractInterface(ref.network, ref.address, ref.contractName, ctx);
+      return JSON.stringify(abi);
+    } catch (err) {
+      throw await this.#unknown.remember(ref, err);
     }
   }
 
-  /** Contracts whose ABI the cache holds, both networks, each once; local data only. */
-  async known(): Promise<KnownContract[]> {
+  /**
+   * One page of the contracts whose ABI the cache holds, both networks, each once, ordered by
+   * network, address and name (code-point order); local data only. It is read from the
+   * store's key index (kept as ABIs are stored), never rebuilt per request: a page costs
+   * about `limit` keys however many ABIs are cached. The cursor of the next page is the
+   * last contract's `network:address.name`.
+   */
+  async known(page: { limit?: number; cursor?: string } = {}): Promise<KnownContractsPage> {
+    const limit = page.limit ?? KNOWN_CONTRACTS_DEFAULT_LIMIT;
+    const after = page.cursor === undefined ? undefined : `${ABI_PREFIX}${page.cursor}`;
     let keys: string[];
+    let total: (() => Promise<number>) | number | undefined;
     try {
-      keys = await this.cache.list(ABI_PREFIX);
+      // One more than asked: whether a next page exists, without counting.
+      keys = await this.cache.listPage(ABI_PREFIX, after, limit + 1);
     } catch (err) {
       // The persistent store is down (e.g. Redis): answer from what the hot tier still holds
       // rather than fail; a store without one has nothing else to offer.
@@ -138,33 +208,51 @@ export class AbiRegistry {
           'SERVICE_UNAVAILABLE',
           'the cache store could not list known contracts',
           undefined,
-          {
-            cause: err,
-          },
+          { cause: err },
         );
       }
-      keys = held;
+      held.sort();
+      keys = held.filter((k) => after === undefined || k > after).slice(0, limit + 1);
+      total = held.length;
     }
-    const seen = new Set<string>();
-    const out: KnownContract[] = [];
+    const more = keys.length > limit;
+    if (more) keys = keys.slice(0, limit);
+    const contracts: KnownContract[] = [];
     for (const key of keys) {
       const parsed = parseAbiKey(key);
-      if (parsed === undefined || seen.has(key)) continue;
-      seen.add(key);
-      out.push(parsed);
+      if (parsed !== undefined) contracts.push(parsed);
     }
-    out.sort((a, b) =>
-      a.network === b.network
-        ? `${a.contractAddress}.${a.contractName}`.localeCompare(`${b.contractAddress}.${b.contractName}`)
-        : a.network.localeCompare(b.network),
-    );
-    return out;
+    // A first page that holds everything is its own count (every small cache): no count query.
+    total ??= !more && after === undefined ? contracts.length : () => this.#countAbis();
+    return {
+      contracts,
+      total: typeof total === 'number' ? total : await total(),
+      ...(more ? { nextCursor: keys[keys.length - 1]!.slice(ABI_PREFIX.length) } : {}),
+    };
+  }
+
+  /**
+   * The number of cached ABIs for a paged answer, reused for COUNT_MEMO_MS: counting walks
+   * the index (about 16 ms for 100k ABIs in SQLite), which paging through a large cache
+   * should not pay on every page.
+   */
+  async #countAbis(): Promise<number> {
+    const now = Date.now();
+    if (this.#abiCount !== undefined && now - this.#abiCount.at < COUNT_MEMO_MS) return this.#abiCount.value;
+    const value = await this.cache.count(ABI_PREFIX);
+    this.#abiCount = { value, at: now };
+    return value;
   }
 
   /** Forget parsed copies (after an admin invalidation). */
   forget(key?: string): void {
     if (key === undefined) this.#parsed.clear();
     else this.#parsed.delete(key);
+  }
+
+  /** Forget that ref was unknown (an admin invalidation of its ABI); true when it was remembered. */
+  forgetUnknown(ref: ContractRef): Promise<boolean> {
+    return this.#unknown.forget(ref);
   }
 }
 
@@ -183,14 +271,17 @@ export function parsedAbiBytes(key: string, json: string): number {
   return json.length * PARSED_BYTES_PER_JSON_CHAR + key.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES;
 }
 
-function parseAbi(json: string, ref: ContractRef): ContractAbi {
+function result(found: CacheResult, abi: ContractAbi): AbiResult {
+  const { value, outcome, entry, stored } = found;
+  return { json: value, abi, outcome, entry, stored: stored === true };
+}
+
+/** The ABI in json, or undefined when it is not JSON or not of an ABI's shape (abi-shape.ts). */
+function parseAbi(json: string): ContractAbi | undefined {
   try {
-    const abi = JSON.parse(json) as ContractAbi;
-    if (abi !== null && typeof abi === 'object' && Array.isArray(abi.functions)) return abi;
+    const doc: unknown = JSON.parse(json);
+    return isContractAbi(doc) ? doc : undefined;
   } catch {
-    // fall through: a corrupt entry is reported below
+    return undefined;
   }
-  throw new GatewayError('UPSTREAM_API_ERROR', `the ABI held for ${ref.id} is malformed`, {
-    retryable: false,
-  });
 }

@@ -3,7 +3,7 @@
  * warming and statistics, for the admin API. Removal is by key prefix (see cache/keys.ts),
  * through the store interface, so it works on every store.
  */
-import { ABI_PREFIX, abiKey, READ_ONLY_PREFIX, readOnlyPrefix } from '../cache/keys.js';
+import { ABI_PREFIX, abiKey, READ_ONLY_PREFIX, readOnlyPrefix, UNKNOWN_ABI_PREFIX } from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AbiRegistry } from './abi-registry.js';
@@ -75,6 +75,8 @@ export class CacheAdmin {
       const key = abiKey(ref.network, ref.address, ref.contractName);
       if (await this.#delete(key)) deleted++;
       this.abis.forget(key);
+      // A contract deployed since its 404 was remembered is found again at once.
+      await this.#store('delete', () => this.abis.forgetUnknown(ref));
     }
     return deleted;
   }
@@ -82,6 +84,8 @@ export class CacheAdmin {
   /** Everything: results and ABIs. */
   async invalidateAll(): Promise<number> {
     const deleted = (await this.deletePrefix(READ_ONLY_PREFIX)) + (await this.deletePrefix(ABI_PREFIX));
+    // Remembered 404s are not entries a caller counts; they go too, uncounted.
+    await this.deletePrefix(UNKNOWN_ABI_PREFIX);
     this.abis.forget();
     return deleted;
   }

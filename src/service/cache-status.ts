@@ -4,10 +4,16 @@
  *   miss                     -> `clarity-cache; fwd=miss[; stored][; ttl=N]`
  *   coalesced miss           -> `clarity-cache; fwd=miss; collapsed[; stored]`
  *   bustCache (bypass)       -> `clarity-cache; fwd=request[; stored]`
+ *   stale entry refetched    -> `clarity-cache; fwd=stale[; collapsed][; stored][; ttl=N]`
+ *   stale-while-revalidate   -> `clarity-cache; hit; ttl=-<seconds stale>; detail=stale-while-revalidate`
+ *   stale-if-error           -> `clarity-cache; fwd=stale; ttl=-<seconds stale>; detail=stale-if-error`
+ *
+ * A negative ttl is RFC 9211's way of saying how long ago the answer stopped being fresh. A
+ * stale-if-error answer went forward (the refetch failed), so it says fwd=stale, not hit.
  */
 
 import type { CacheEntry } from '../cache/entry.js';
-import type { CacheOutcome } from '../cache/read-through.js';
+import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
 
 export const CACHE_NAME = 'clarity-cache';
 
@@ -16,19 +22,29 @@ export interface CacheView {
   readonly entry?: CacheEntry | undefined;
   readonly stored: boolean;
   readonly ttlMs: number | undefined;
+  readonly stale?: StaleServing | undefined;
+  /** For a stale answer: when the entry stopped being fresh (epoch ms). */
+  readonly staleSince?: number | undefined;
 }
 
 export function cacheHeaders(view: CacheView, now = Date.now()): { 'cache-status': string; age: string } {
   if (view.outcome === 'hit' && view.entry !== undefined) {
-    // RFC 9211 ttl: the freshness left, which ends at staleAt (equal to expiresAt without a stale window).
     const { storedAt, staleAt } = view.entry;
+    const age = String(Math.max(0, Math.floor((now - storedAt) / 1000)));
+    if (view.stale === 'while-revalidate' || view.stale === 'if-error') {
+      const staleFor = Math.max(0, Math.floor((now - (view.staleSince ?? now)) / 1000));
+      const ttl = staleFor === 0 ? '0' : `-${staleFor}`;
+      const head = view.stale === 'if-error' ? 'fwd=stale' : 'hit';
+      return {
+        'cache-status': `${CACHE_NAME}; ${head}; ttl=${ttl}; detail=stale-${view.stale}`,
+        age,
+      };
+    }
+    // RFC 9211 ttl: the freshness left, which ends at staleAt (equal to expiresAt without a stale window).
     const ttl = staleAt === null ? '' : `; ttl=${Math.max(0, Math.floor((staleAt - now) / 1000))}`;
-    return {
-      'cache-status': `${CACHE_NAME}; hit${ttl}`,
-      age: String(Math.max(0, Math.floor((now - storedAt) / 1000))),
-    };
+    return { 'cache-status': `${CACHE_NAME}; hit${ttl}`, age };
   }
-  const fwd = view.outcome === 'bypass' ? 'request' : 'miss';
+  const fwd = view.outcome === 'bypass' ? 'request' : view.stale === 'refetch' ? 'stale' : 'miss';
   const collapsed = view.outcome === 'coalesced' ? '; collapsed' : '';
   const stored = view.stored ? '; stored' : '';
   const ttl = view.stored && view.ttlMs !== undefined ? `; ttl=${Math.floor(view.ttlMs / 1000)}` : '';

@@ -6,7 +6,8 @@
  */
 import type { ClarityValue } from '@stacks/transactions';
 import { LRUCache } from 'lru-cache';
-import { hashArguments, readOnlyKey } from '../cache/keys.js';
+import { hashArguments, pinnedKey, readOnlyKey } from '../cache/keys.js';
+import { parseTip } from '../chain/block-id.js';
 import { parseClarityValue, parsePrincipal, toHex } from '../clarity/index.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { assertFunctionName, type ContractRef, parseContractRef } from './contract-ref.js';
@@ -19,6 +20,8 @@ export interface PreparedCall {
   readonly sender: string;
   readonly args: readonly ClarityValue[];
   readonly argsHex: string[];
+  /** The block the call is pinned to (64 lowercase hex digits); undefined = the current state. */
+  readonly tip: string | undefined;
   readonly key: string;
 }
 
@@ -39,20 +42,27 @@ export class PreparedCalls {
     sizeCalculation: (call, memoKey) => memoKey.length * 2 + call.key.length * 2 + 512,
   });
 
-  /** Only successes are memoized; a bad request is re-validated every time. */
-  get(req: ReadOnlyRequest, text: RequestText | undefined): PreparedCall {
-    if (text === undefined || text.body.length > MAX_MEMO_BODY) return prepare(req);
+  /**
+   * Only successes are memoized; a bad request is re-validated every time. The text includes
+   * the URL, so requests of different endpoints (and so different argsField) never share a memo.
+   */
+  get(req: ReadOnlyRequest, text: RequestText | undefined, argsField?: string): PreparedCall {
+    if (text === undefined || text.body.length > MAX_MEMO_BODY) return prepare(req, argsField);
     const memoKey = `${text.url}\n${text.body}`;
     let call = this.#byText.get(memoKey);
     if (call === undefined) {
-      call = prepare(req);
+      call = prepare(req, argsField);
       this.#byText.set(memoKey, call);
     }
     return call;
   }
 }
 
-export function prepare(req: ReadOnlyRequest): PreparedCall {
+/**
+ * argsField: the name of the arguments' field in the client's request, for error messages
+ * (`functionArgs` for the read-only endpoint, `arguments` for the node-compatible one).
+ */
+export function prepare(req: ReadOnlyRequest, argsField = 'functionArgs'): PreparedCall {
   const ref = parseContractRef(req.contractAddress, req.contractName);
   assertFunctionName(req.functionName);
   if (req.network !== undefined && req.network !== ref.network) {
@@ -73,9 +83,10 @@ export function prepare(req: ReadOnlyRequest): PreparedCall {
       });
     }
   }
-  const args = req.functionArgs.map((input, i) => parseArgument(input, i));
+  const tip = parseTip(req.tip);
+  const args = req.functionArgs.map((input, i) => parseArgument(input, `${argsField}[${i}]`, i));
   const argsHex = args.map((cv) => toHex(cv));
-  const key = readOnlyKey(
+  const latestKey = readOnlyKey(
     ref.network,
     ref.address,
     ref.contractName,
@@ -83,7 +94,8 @@ export function prepare(req: ReadOnlyRequest): PreparedCall {
     sender,
     hashArguments(argsHex),
   );
-  return { ref, functionName: req.functionName, sender, args, argsHex, key };
+  const key = tip === undefined ? latestKey : pinnedKey(latestKey, tip);
+  return { ref, functionName: req.functionName, sender, args, argsHex, tip, key };
 }
 
 /**
@@ -91,9 +103,9 @@ export function prepare(req: ReadOnlyRequest): PreparedCall {
  * VALIDATION_ERROR (its documented codes); the codec's finer code stays in details.codecError.
  * The codec's message already names the argument's path: it is kept as it is.
  */
-function parseArgument(input: unknown, index: number): ClarityValue {
+function parseArgument(input: unknown, path: string, index: number): ClarityValue {
   try {
-    return parseClarityValue(input, `functionArgs[${index}]`);
+    return parseClarityValue(input, path);
   } catch (err) {
     if (isGatewayError(err) && (err.code === 'INVALID_HEX_STRING' || err.code === 'DESERIALIZATION_ERROR')) {
       throw new GatewayError('VALIDATION_ERROR', err.message, {

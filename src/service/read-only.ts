@@ -4,25 +4,37 @@
  * (coalesced) upstream call. What is cached is the node's raw result hex; decoding options
  * apply per request.
  *
- * answer() is the one entry point: the single endpoint, and later the batch and the
- * node-compatible endpoints, are thin shells around it. The memos that keep the hit path
- * cheap live behind it: prepared calls by request text (prepared-call.ts) and rendered
- * envelopes by stored entry (rendered-bodies.ts). A hit re-parses, re-hashes, re-renders and
- * re-stringifies nothing.
+ * lookup() is the one code path: validation, the cache and the upstream call, giving the raw
+ * result and where it came from. Its two renderings are the entry points of the HTTP shells:
+ * answer() (the envelope: the single endpoint, and each item of a batch) and nodeAnswer()
+ * (the node's own {okay, result} shape: the node-compatible endpoint). The memos that keep
+ * the hit path cheap live behind them: prepared calls by request text (prepared-call.ts) and
+ * rendered answers by stored entry (rendered-bodies.ts). A hit re-parses, re-hashes,
+ * re-renders and re-stringifies nothing.
  */
 import type { CacheEntry } from '../cache/entry.js';
-import type { CacheOutcome, ReadThroughCache } from '../cache/read-through.js';
+import type {
+  CacheOutcome,
+  CachePolicy,
+  LoadContext,
+  LoadedValue,
+  ReadThroughCache,
+  StaleServing,
+} from '../cache/read-through.js';
+import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
 import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import type { NodeApi } from '../upstream/node-api.js';
+import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
-import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
+import { JSON_CONTENT_TYPE, type LaneReuse, type RenderedAnswer } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
+import { nodeRefusalBody, nodeResultBody, refusalCause } from './node-shape.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
 import { hitReuse, replayable } from './replay.js';
+import { isTransientFailure } from './transient.js';
 
 export type { RenderedAnswer } from './answer.js';
 export type { RequestText } from './prepared-call.js';
@@ -36,14 +48,29 @@ export interface ReadOnlyRequest {
   readonly senderAddress?: string | undefined;
   readonly strictJsonCompat?: boolean | undefined;
   readonly preserveContainers?: boolean | undefined;
+  /**
+   * The block to read at: an index block hash (64 hex digits, with or without 0x, any case),
+   * or "latest" / absent for the current state. Anything else is VALIDATION_ERROR naming
+   * `tip`, before any upstream request.
+   */
+  readonly tip?: string | undefined;
   readonly cacheControl?:
     | {
         readonly bustCache?: boolean | undefined;
         readonly skipCache?: boolean | undefined;
         readonly ttl?: number | undefined;
+        /** Most blocks the chain may have advanced since a cached result was read. */
+        readonly maxBlocks?: number | undefined;
+        /** Seconds a stale result may be answered while one background refresh runs. */
+        readonly staleWhileRevalidate?: number | undefined;
+        /** Seconds a stale result may be answered when the upstream fails transiently. */
+        readonly staleIfError?: number | undefined;
       }
     | undefined;
 }
+
+/** Rendering variant of a stored entry in the node's shape (envelope variants use bits 0 and 1). */
+const NODE_SHAPE = 4;
 
 export interface ReadOnlyLookup {
   /** The node's raw result (0x hex), from the cache or fresh. */
@@ -54,41 +81,67 @@ export interface ReadOnlyLookup {
   /** Whether this request stored the value, and for how long (undefined = until removed). */
   readonly stored: boolean;
   readonly ttlMs: number | undefined;
+  /** A stale entry refetched or answered under a window, and since when it was stale. */
+  readonly stale?: StaleServing | undefined;
+  readonly staleSince?: number | undefined;
+  /** The chain tip height the value was read at, when known. */
+  readonly tipHeight: number | undefined;
+  /** How an answer rendered from this hit may be replayed (src/service/replay.ts); absent = never. */
+  readonly reuse?: LaneReuse | undefined;
 }
+
+/**
+ * Chain-aware freshness (extensions.md sections 1 and 2): the tip knowledge and the
+ * deployment's defaults. Without it (a service built for a test), entries are judged by their
+ * ttl alone, as before issue 11.
+ */
+export interface FreshnessSettings {
+  readonly chain: ChainTracker;
+  /** CACHE_MAX_BLOCKS: the bound of requests that send no maxBlocks; undefined = none. */
+  readonly maxBlocks: number | undefined;
+  /** CACHE_STALE_WHILE_REVALIDATE_S. */
+  readonly staleWhileRevalidateS: number;
+  /** CACHE_STALE_IF_ERROR_S. */
+  readonly staleIfErrorS: number;
+  /** CACHE_STALE_MAX_S: retention past freshness, and the cap of both windows. */
+  readonly staleMaxS: number;
+}
+
+/** The integer fields of cacheControl that the chain-aware rules add (checked here too for callers without the HTTP schema). */
+const WINDOW_FIELDS = ['maxBlocks', 'staleWhileRevalidate', 'staleIfError'] as const;
+
+export const TIP_HEIGHT_HEADER = 'x-canonical-stacks-tip-height';
 
 export class ReadOnlyService {
   readonly #prepared = new PreparedCalls();
   readonly #rendered = new RenderedBodies();
+  /** The chain-aware policy of a request that brings nothing of its own (see #chainPolicy). */
+  #defaultWindows: Partial<CachePolicy> | undefined;
 
   constructor(
     private readonly cache: ReadThroughCache,
     private readonly abis: AbiRegistry,
     private readonly node: NodeApi,
+    private readonly freshness?: FreshnessSettings,
   ) {}
 
   /**
-   * The answer to a read-only request. `text` is the request's exact text when there is one
-   * (URL and body): identical texts prepare identically, so it memoizes the preparation.
+   * The envelope answer to a read-only request. `text` is the request's exact text when there
+   * is one (URL and body): identical texts prepare identically, so it memoizes the preparation.
    *
    * Failures are thrown as GatewayErrors for the caller's error rendering. One that comes
    * after the cache lookup (a cached `(err ...)` raised as CONTRACT_ERROR) carries the
    * Cache-Status and Age headers in `headers`, so the answer still says where it came from.
    */
-  async answer(req: ReadOnlyRequest, text?: RequestText): Promise<RenderedAnswer> {
-    let call: PreparedCall;
-    try {
-      call = this.#prepared.get(req, text);
-    } catch (err) {
-      throw await this.#withExpectedType(err, req);
-    }
-    const result = await this.#lookup(call, req);
-    const cache = cacheHeaders(result);
-    const render = (): unknown => this.render(result.value, req);
+  async answer(req: ReadOnlyRequest, text?: RequestText, rc?: RequestContext): Promise<RenderedAnswer> {
+    const result = await this.lookup(req, text, undefined, rc);
+    const cache = lookupHeaders(result);
+    const render = (): string => successBody(this.render(result.value, req));
     let body: string;
     try {
       body =
         result.entry === undefined
-          ? successBody(render())
+          ? render()
           : this.#rendered.body(
               result.entry,
               (req.strictJsonCompat === false ? 1 : 0) | (req.preserveContainers ? 2 : 0),
@@ -101,12 +154,62 @@ export class ReadOnlyService {
       status: 200,
       headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
       body,
-      // A hit may be replayed for an identical request while its entry is still served (replay.ts).
-      reuse:
-        result.entry !== undefined && replayable(req)
-          ? hitReuse(this.cache, call.key, result.entry)
-          : undefined,
+      reuse: result.reuse,
     };
+  }
+
+  /**
+   * The same call answered in the node's own shape (the node-compatible endpoint): the raw
+   * result as `{"okay":true,"result":"0x…"}`, whatever it holds (an `(err …)` included: the
+   * node answers okay:true for it too), and the node's refusal (okay:false, which is never
+   * cached) as the node's `{"okay":false,"cause":"…"}`. Everything the gateway raises itself
+   * (malformed input, no budget, upstream down) is thrown, for the envelope.
+   */
+  async nodeAnswer(req: ReadOnlyRequest, text?: RequestText, rc?: RequestContext): Promise<RenderedAnswer> {
+    let result: ReadOnlyLookup;
+    try {
+      result = await this.lookup(req, text, 'arguments', rc);
+    } catch (err) {
+      const cause = refusalCause(err);
+      if (cause === undefined) throw err;
+      // Fetched from the node (or joined to a fetch of it) and not stored.
+      const cache = cacheHeaders({ outcome: 'miss', stored: false, ttlMs: undefined });
+      return {
+        status: 200,
+        headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
+        body: nodeRefusalBody(cause),
+      };
+    }
+    const { value, entry } = result;
+    const body =
+      entry === undefined
+        ? nodeResultBody(value)
+        : this.#rendered.body(entry, NODE_SHAPE, () => nodeResultBody(value));
+    return {
+      status: 200,
+      headers: { ...lookupHeaders(result), 'content-type': JSON_CONTENT_TYPE },
+      body,
+      reuse: result.reuse,
+    };
+  }
+
+  /**
+   * Validate the call and get its raw result: from the cache, or from one coalesced upstream
+   * call. argsField names the arguments in error messages (the client's own field name).
+   */
+  async lookup(
+    req: ReadOnlyRequest,
+    text?: RequestText,
+    argsField?: string,
+    rc?: RequestContext,
+  ): Promise<ReadOnlyLookup> {
+    let call: PreparedCall;
+    try {
+      call = this.#prepared.get(req, text, argsField);
+    } catch (err) {
+      throw await this.#withExpectedType(err, req);
+    }
+    return this.#lookup(call, req, rc);
   }
 
   /** Decode a raw result with the request's options; an (err ...) raises CONTRACT_ERROR. */
@@ -153,22 +256,100 @@ export class ReadOnlyService {
     return prepare(req).key;
   }
 
-  /** Validate the call and get its raw result: from the cache, or from one coalesced upstream call. */
-  async #lookup(call: PreparedCall, req: ReadOnlyRequest): Promise<ReadOnlyLookup> {
+  async #lookup(call: PreparedCall, req: ReadOnlyRequest, rc?: RequestContext): Promise<ReadOnlyLookup> {
     const cc = req.cacheControl ?? {};
     const ttlMs = cc.ttl === undefined || cc.ttl === 0 ? undefined : Math.ceil(cc.ttl * 1000);
     const skip = cc.skipCache === true;
-    const { value, outcome, entry, stored } = await this.cache.get(call.key, () => this.#fetch(call), {
-      ttlMs,
-      bust: cc.bustCache === true,
-      skip,
-    });
-    return { value, outcome, entry, stored: stored === true, ttlMs };
+    const policy: CachePolicy = { ttlMs, bust: cc.bustCache === true, skip, ...this.#chainPolicy(call, cc) };
+    const result = await this.cache.get(call.key, (lc) => this.#load(call, lc, rc), policy);
+    const { value, outcome, entry, stored, stale, staleSince } = result;
+    const tipHeight =
+      entry !== undefined
+        ? (entry.tipHeight ?? undefined)
+        : (result.meta?.tipHeight ?? this.#heightNow(call) ?? undefined);
+    // A fresh hit may be replayed for an identical request while the cache would still serve
+    // its entry under this very policy (block bound included); stale answers never are.
+    const reuse =
+      outcome === 'hit' && entry !== undefined && stale === undefined && replayable(req)
+        ? hitReuse(this.cache, call.key, entry, policy)
+        : undefined;
+    return { value, outcome, entry, stored: stored === true, ttlMs, stale, staleSince, tipHeight, reuse };
+  }
+
+  /**
+   * The chain-aware part of a request's cache policy: its block bound (cacheControl.maxBlocks,
+   * else CACHE_MAX_BLOCKS; none for a pinned read, whose result never changes), its stale
+   * windows (capped to CACHE_STALE_MAX_S) and the retention of stale entries.
+   */
+  #chainPolicy(call: PreparedCall, cc: NonNullable<ReadOnlyRequest['cacheControl']>): Partial<CachePolicy> {
+    for (const field of WINDOW_FIELDS) {
+      const v = cc[field];
+      if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) {
+        throw new GatewayError('VALIDATION_ERROR', `cacheControl.${field} must be an integer >= 0`, {
+          field: `cacheControl.${field}`,
+          value: v,
+        });
+      }
+    }
+    const f = this.freshness;
+    if (f === undefined) return {};
+    const own =
+      cc.maxBlocks !== undefined || cc.staleWhileRevalidate !== undefined || cc.staleIfError !== undefined;
+    // The common request (nothing of its own, no deployment block bound): the same policy
+    // every time, built once, so that the plain hit path allocates nothing more for it.
+    if (!own && (call.tip !== undefined || f.maxBlocks === undefined)) {
+      this.#defaultWindows ??= this.#windows(f, cc);
+      return this.#defaultWindows;
+    }
+    const windows = this.#windows(f, cc);
+    const maxBlocks = call.tip === undefined ? (cc.maxBlocks ?? f.maxBlocks) : undefined;
+    if (maxBlocks === undefined) return windows;
+    const network = call.ref.network;
+    const chain = f.chain;
+    return {
+      ...windows,
+      freshness: { maxBlocks },
+      tipHeight: () => chain.height(network),
+      tipLearnedAt: (height) => chain.firstLearnedAt(network, height),
+    };
+  }
+
+  /** Stale windows (capped to CACHE_STALE_MAX_S) and retention for a request. */
+  #windows(f: FreshnessSettings, cc: NonNullable<ReadOnlyRequest['cacheControl']>): Partial<CachePolicy> {
+    const capS = f.staleMaxS;
+    const swrS = Math.min(cc.staleWhileRevalidate ?? f.staleWhileRevalidateS, capS);
+    const sieS = Math.min(cc.staleIfError ?? f.staleIfErrorS, capS);
+    const windows: Partial<CachePolicy> = {
+      keepStaleMs: capS * 1000,
+      ...(swrS > 0 ? { staleWhileRevalidateMs: swrS * 1000 } : {}),
+      ...(sieS > 0 ? { staleIfErrorMs: sieS * 1000, isTransient: isTransientFailure } : {}),
+    };
+    return windows;
+  }
+
+  /** A load: the node's result, with the height it was read at. */
+  async #load(call: PreparedCall, lc: LoadContext, rc: RequestContext | undefined): Promise<LoadedValue> {
+    const { result, tipHeight } = await this.#fetch(call, lc, rc);
+    // A pinned read is read at its block (its height when /v2/info described it); a latest
+    // read at the tip the node reported, else at the tip the gateway knows now.
+    const readAt = call.tip === undefined ? (tipHeight ?? this.#heightNow(call)) : this.#heightNow(call);
+    return readAt === undefined ? { value: result } : { value: result, meta: { tipHeight: readAt } };
+  }
+
+  /** The height a result of call is read at without a report of its own. */
+  #heightNow(call: PreparedCall): number | undefined {
+    const chain = this.freshness?.chain;
+    if (chain === undefined) return undefined;
+    return call.tip === undefined ? chain.known(call.ref.network)?.height : chain.heightOfBlock(call.tip);
   }
 
   /** A miss: check the call against the (cached) ABI, then ask the node. */
-  async #fetch(call: PreparedCall): Promise<string> {
-    const { abi } = await this.abis.get(call.ref);
+  async #fetch(
+    call: PreparedCall,
+    lc: LoadContext,
+    rc: RequestContext | undefined,
+  ): Promise<{ result: string; tipHeight?: number }> {
+    const { abi } = await this.abis.get(call.ref, {}, rc);
     const fn = abi.functions.find((f) => f.name === call.functionName);
     if (fn === undefined || fn.access === 'private') {
       throw new GatewayError(
@@ -180,12 +361,18 @@ export class ReadOnlyService {
       );
     }
     checkArguments([...call.args], fn, call.ref.id);
-    const { result } = await this.node.callReadOnly(
+    const { result, tipHeight } = await this.node.callReadOnly(
       call.ref.network,
       call.ref.address,
       call.ref.contractName,
       call.functionName,
       { sender: call.sender, arguments: call.argsHex },
+      {
+        ...(call.tip === undefined ? {} : { tip: call.tip }),
+        // A stale answer is at hand (stale-if-error): one attempt, no retries.
+        ...(lc.staleAtHand ? { maxAttempts: 1 } : {}),
+      },
+      rc,
     );
     // Refuse to cache what we could not decode later: a malformed node answer is an upstream error.
     try {
@@ -201,8 +388,15 @@ export class ReadOnlyService {
         { status: 502 },
       );
     }
-    return result;
+    return tipHeight === undefined ? { result } : { result, tipHeight };
   }
+}
+
+/** The headers every answer of a lookup carries: Cache-Status, Age and the tip height it was read at. */
+function lookupHeaders(result: ReadOnlyLookup): Record<string, string> {
+  const headers: Record<string, string> = cacheHeaders(result);
+  if (result.tipHeight !== undefined) headers[TIP_HEIGHT_HEADER] = String(result.tipHeight);
+  return headers;
 }
 
 /** The same error with more response headers (a memoized error is shared: never mutate it). */

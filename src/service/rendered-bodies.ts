@@ -1,8 +1,9 @@
 /**
- * Rendered answers of cache hits, memoized per stored entry and per rendering options. A hit
- * from the hot tier returns the same entry object every time, so its decoded, rendered and
- * serialized envelope is computed once; the memo lives exactly as long as the entry does
- * (a WeakMap), so eviction and invalidation need no bookkeeping here.
+ * Rendered answers of cache hits, memoized per stored entry and per rendering variant (the
+ * envelope under each set of decoding options, or the node's own shape). A hit from the hot
+ * tier returns the same entry object every time, so its decoded, rendered and serialized
+ * answer is computed once; the memo lives exactly as long as the entry does (a WeakMap), so
+ * eviction and invalidation need no bookkeeping here.
  */
 
 import { okJson } from '../api/envelope.js';
@@ -16,10 +17,10 @@ export class RenderedBodies {
   readonly #byEntry = new WeakMap<CacheEntry, Map<number, Rendered>>();
 
   /**
-   * The success envelope for entry under option bits `variant`, rendering it with `render`
-   * the first time. A deterministic rendering error (CONTRACT_ERROR) is memoized and rethrown.
+   * The answer text for entry under `variant`, made by `render` the first time. A
+   * deterministic rendering error (CONTRACT_ERROR) is memoized and rethrown.
    */
-  body(entry: CacheEntry, variant: number, render: () => unknown): string {
+  body(entry: CacheEntry, variant: number, render: () => string): string {
     let variants = this.#byEntry.get(entry);
     if (variants === undefined) {
       variants = new Map();
@@ -28,7 +29,7 @@ export class RenderedBodies {
     let rendered = variants.get(variant);
     if (rendered === undefined) {
       try {
-        rendered = { body: successBody(render()) };
+        rendered = { body: render() };
       } catch (error) {
         if (!isGatewayError(error)) throw error;
         rendered = { error };

@@ -1,22 +1,34 @@
 /**
  * The attempt loop: one endpoint call becomes one or more attempts. Each attempt asks the
- * pool for an upstream, takes a token from that upstream's budget, sends one exchange,
- * interprets it, records it (stats, an AttemptEvent for metrics and /ready, a debug log
- * line) and either finishes or waits (backoff or Retry-After, retry.ts) and goes again, up
- * to UPSTREAM_RETRIES retries. Every attempt takes a token, retries included (decisions.md).
+ * pool for an upstream (which takes a token from that upstream's budget, waiting fairly when
+ * no upstream has one), sends one exchange, interprets it, reports it (pool stats and circuit
+ * breaker, an AttemptEvent for metrics and /ready, a debug log line) and either finishes or
+ * goes again, up to UPSTREAM_RETRIES retries counted across all upstreams. Every attempt takes
+ * a token, retries and hedges included (decisions.md, extensions.md section 3).
  *
- * An upstream that failed transiently is avoided on the next pick when another can serve
- * (with one upstream per network, the retry goes back to it, as it always did).
+ * - Failover: an upstream that failed transiently is avoided on the next pick while another
+ *   can serve, and then the retry goes there at once: the backoff (or the failed node's
+ *   Retry-After) only applies when the retry has to go back to the same node, which is all a
+ *   single-upstream deployment can do, exactly as before.
+ * - An unknown pinned tip (a verdict with `elsewhereOnly`) is asked of the other upstreams
+ *   and is final as soon as none is left.
+ * - Hedging (UPSTREAM_HEDGE_MS): when an attempt has not answered after that long and another
+ *   upstream has a token now, a second attempt goes there; the first decisive answer wins and
+ *   the other exchange is aborted. A transient failure of one side waits for the other. A hedge
+ *   is not a retry: it takes a token but does not count against UPSTREAM_RETRIES.
  */
 import type { Config, Network } from '../config.js';
+import type { RequestContext } from './node-api.js';
 import {
   type AttemptOutcome,
   closedError,
   interpret,
+  type OutcomeSettings,
   type StatusCheck,
   type SuccessCheck,
   type Target,
   type UpstreamKind,
+  type Verdict,
   withContext,
 } from './outcomes.js';
 import type { Upstream, UpstreamPool } from './pool.js';
@@ -31,10 +43,12 @@ export interface AttemptEvent {
   outcome: AttemptOutcome;
   /** Time of the HTTP exchange itself (budget wait excluded), ms. */
   durationMs: number;
-  /** 0 for the first attempt, 1 for the first retry, ... */
+  /** 0 for the first attempt, 1 for the first retry, ... (a hedge has its round's number) */
   attempt: number;
   /** HTTP status when a response arrived. */
   status?: number;
+  /** The second attempt of a hedged round. */
+  hedge?: boolean;
 }
 
 /** The pino methods the loop uses (a pino Logger fits). */
@@ -43,7 +57,12 @@ export interface UpstreamLogger {
   warn(obj: object, msg?: string): void;
 }
 
-export type RetryConfig = Pick<Config, 'upstreamRetries' | 'upstreamRetryBaseMs' | 'upstreamRetryAfterCapMs'>;
+export type RetryConfig = Pick<
+  Config,
+  'upstreamRetries' | 'upstreamRetryBaseMs' | 'upstreamRetryAfterCapMs'
+> & {
+  readonly upstreamHedgeMs?: number | undefined;
+};
 
 export interface AttemptsOptions {
   readonly pool: UpstreamPool;
@@ -62,11 +81,33 @@ export interface AttemptsOptions {
   readonly maxBackoffMs?: number | undefined;
 }
 
+export interface RunOptions {
+  /** A read at the current chain tip (default); false for pinned reads, which lagging upstreams may serve. */
+  readonly latest?: boolean;
+  readonly context?: RequestContext | undefined;
+  /**
+   * Most attempts for this call (at most 1 + UPSTREAM_RETRIES): 1 = give up after the first
+   * transient failure, for a caller with a better answer at hand than a retry (stale-if-error).
+   */
+  readonly maxAttempts?: number | undefined;
+}
+
 /** A successful call: the endpoint's value, the upstream that gave it and the tip it reported. */
 export interface Answered<T> {
   readonly value: T;
   readonly upstream: Upstream;
   readonly tipHeight?: number;
+}
+
+interface Sent<T> {
+  readonly verdict: Verdict<T>;
+  readonly upstream: Upstream;
+  readonly tipHeight: number | undefined;
+}
+
+interface Round<T> extends Sent<T> {
+  /** Upstreams that failed transiently in this round. */
+  readonly failed: readonly Upstream[];
 }
 
 const TIP_HEIGHT_HEADER = 'x-canonical-stacks-tip-height';
@@ -99,61 +140,63 @@ export class Attempts {
     body: string | undefined,
     onSuccess: SuccessCheck<T>,
     onSpecialStatus?: StatusCheck<T>,
+    options: RunOptions = {},
   ): Promise<Answered<T>> {
     const transport = this.#transport;
-    const retries = this.#config.upstreamRetries;
-    const settings = {
-      timeoutMs: transport.timeoutMs,
-      maxResponseBytes: transport.maxResponseBytes,
-      retryBaseMs: this.#config.upstreamRetryBaseMs,
-      now: this.#now,
-    };
+    // maxAttempts can only lower UPSTREAM_RETRIES (never below one attempt).
+    const retries =
+      options.maxAttempts === undefined
+        ? this.#config.upstreamRetries
+        : Math.min(this.#config.upstreamRetries, Math.max(1, Math.floor(options.maxAttempts)) - 1);
+    const latest = options.latest !== false;
+    const clientId = options.context?.clientId;
     const failed = new Set<Upstream>();
     for (let attempt = 0; ; attempt++) {
       if (transport.closed) throw closedError(target);
-      const upstream = this.#pool.pick(target.network, { avoid: failed });
+      let upstream: Upstream;
       try {
-        await upstream.budget.take();
+        upstream = (await this.#pool.acquire(target.network, { avoid: failed, latest, clientId }))!;
       } catch (err) {
         throw withContext(err, target, attempt);
       }
       if (transport.closed) throw closedError(target);
 
-      const started = performance.now();
-      const raw = await transport.send(upstream, target.method, target.path, body);
-      const durationMs = performance.now() - started;
-      const verdict = interpret(target, raw, settings, onSuccess, onSpecialStatus);
-      const status = raw.type === 'response' || raw.type === 'too-large' ? raw.status : undefined;
-      const tipHeight = raw.type === 'response' ? readTipHeight(raw.headers) : undefined;
-      upstream.stats.record(verdict.outcome, durationMs, tipHeight);
-      this.#emit({
-        network: target.network,
-        upstream: upstream.id,
-        kind: target.kind,
-        outcome: verdict.outcome,
-        durationMs,
+      const round = await this.#round(
+        upstream,
+        target,
+        body,
+        onSuccess,
+        onSpecialStatus,
         attempt,
-        ...(status === undefined ? {} : { status }),
-      });
+        failed,
+        options,
+      );
+      const { verdict } = round;
+      if (verdict.type === 'ok') {
+        return round.tipHeight === undefined
+          ? { value: verdict.value, upstream: round.upstream }
+          : { value: verdict.value, upstream: round.upstream, tipHeight: round.tipHeight };
+      }
+      if (verdict.type === 'final') throw verdict.error;
+      for (const u of round.failed) failed.add(u);
+      const elsewhere = this.#pool.hasAlternative(target.network, { avoid: failed, latest });
+      if (verdict.elsewhereOnly === true && !elsewhere) throw verdict.error(attempt + 1);
+      if (attempt >= retries) throw verdict.error(attempt + 1);
+
       const logFields = {
         network: target.network,
         method: target.method,
         path: target.path,
         attempt,
         outcome: verdict.outcome,
-        status,
+        upstream: round.upstream.id,
+        upstreamHost: hostOf(round.upstream),
+        ...(options.context?.requestId === undefined ? {} : { reqId: options.context.requestId }),
       };
-      this.#logger?.debug({ ...logFields, durationMs: Math.round(durationMs) }, 'upstream attempt');
-
-      if (verdict.type === 'ok') {
-        return tipHeight === undefined
-          ? { value: verdict.value, upstream }
-          : { value: verdict.value, upstream, tipHeight };
+      if (elsewhere) {
+        this.#logger?.warn(logFields, 'upstream attempt failed, failing over to another upstream');
+        continue;
       }
-      if (verdict.type === 'final') throw verdict.error;
-      if (attempt >= retries) throw verdict.error(attempt + 1);
-      failed.add(upstream);
-
       const delayMs = retryDelayMs(attempt, verdict.retryAfterMs, {
         baseMs: this.#config.upstreamRetryBaseMs,
         maxBackoffMs: this.#maxBackoffMs,
@@ -161,8 +204,172 @@ export class Attempts {
         random: this.#random,
       });
       this.#logger?.warn({ ...logFields, delayMs }, 'upstream attempt failed, retrying');
-      await this.#sleep(delayMs);
+      // A shutdown cuts the wait short; the check at the top of the loop then answers 503
+      // instead of starting the retry.
+      await untilClosed(this.#sleep(delayMs), transport.closedSignal);
     }
+  }
+
+  /**
+   * One exchange with the given upstream, whose token the caller already took (a lag check):
+   * no retries, no hedge. Reported like any attempt.
+   */
+  async once<T>(upstream: Upstream, target: Target, onSuccess: SuccessCheck<T>): Promise<Verdict<T>> {
+    return (await this.#send(upstream, target, undefined, onSuccess, undefined, 0, undefined, {})).verdict;
+  }
+
+  /** The first attempt of a round, and its hedge when UPSTREAM_HEDGE_MS says so. */
+  async #round<T>(
+    upstream: Upstream,
+    target: Target,
+    body: string | undefined,
+    onSuccess: SuccessCheck<T>,
+    onSpecialStatus: StatusCheck<T> | undefined,
+    attempt: number,
+    failed: ReadonlySet<Upstream>,
+    options: RunOptions,
+  ): Promise<Round<T>> {
+    const hedgeMs = this.#config.upstreamHedgeMs;
+    const mainAbort = new AbortController();
+    const main = this.#send(
+      upstream,
+      target,
+      body,
+      onSuccess,
+      onSpecialStatus,
+      attempt,
+      mainAbort.signal,
+      options,
+    );
+    const asRound = (s: Sent<T>): Round<T> => ({
+      ...s,
+      failed: s.verdict.type === 'retry' ? [s.upstream] : [],
+    });
+    if (hedgeMs === undefined) return asRound(await main);
+
+    let timer: NodeJS.Timeout | undefined;
+    const first = await Promise.race([
+      main,
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), hedgeMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (first !== undefined) return asRound(first);
+
+    let second: Upstream | undefined;
+    try {
+      second = await this.#pool.acquire(target.network, {
+        avoid: new Set([...failed, upstream]),
+        latest: options.latest !== false,
+        clientId: options.context?.clientId,
+        noWait: true,
+      });
+    } catch {
+      second = undefined;
+    }
+    if (second === undefined || this.#transport.closed) return asRound(await main);
+    const hedgeAbort = new AbortController();
+    const hedge = this.#send(
+      second,
+      target,
+      body,
+      onSuccess,
+      onSpecialStatus,
+      attempt,
+      hedgeAbort.signal,
+      options,
+      true,
+    );
+
+    return new Promise<Round<T>>((resolve) => {
+      let pending = 2;
+      let done = false;
+      const failedHere: Upstream[] = [];
+      const settle = (s: Sent<T>, loser: AbortController): void => {
+        if (done) return;
+        if (s.verdict.type !== 'retry') {
+          done = true;
+          loser.abort();
+          resolve({ ...s, failed: failedHere });
+          return;
+        }
+        failedHere.push(s.upstream);
+        pending -= 1;
+        if (pending === 0) {
+          done = true;
+          resolve({ ...s, failed: failedHere });
+        }
+      };
+      void main.then((s) => settle(s, hedgeAbort));
+      void hedge.then((s) => settle(s, mainAbort));
+    });
+  }
+
+  async #send<T>(
+    upstream: Upstream,
+    target: Target,
+    body: string | undefined,
+    onSuccess: SuccessCheck<T>,
+    onSpecialStatus: StatusCheck<T> | undefined,
+    attempt: number,
+    signal: AbortSignal | undefined,
+    options: RunOptions,
+    hedge = false,
+  ): Promise<Sent<T>> {
+    const transport = this.#transport;
+    const settings: OutcomeSettings = {
+      timeoutMs: transport.timeoutMs,
+      maxResponseBytes: transport.maxResponseBytes,
+      retryBaseMs: this.#config.upstreamRetryBaseMs,
+      now: this.#now,
+    };
+    const started = performance.now();
+    const raw = await transport.send(upstream, target.method, target.path, body, signal);
+    const durationMs = performance.now() - started;
+    const verdict = interpret(target, raw, settings, onSuccess, onSpecialStatus);
+    const status = raw.type === 'response' || raw.type === 'too-large' ? raw.status : undefined;
+    const tipHeight = raw.type === 'response' ? readTipHeight(raw.headers) : undefined;
+    if (verdict.outcome !== 'aborted') {
+      // A failure of the upstream itself (the breaker's count): what is worth another attempt,
+      // except a pinned tip it does not know, which is the node answering.
+      const failed = verdict.type === 'retry' && verdict.outcome !== 'not-found';
+      this.#pool.report(upstream, verdict.outcome, durationMs, tipHeight, failed);
+    }
+    this.#emit({
+      network: target.network,
+      upstream: upstream.id,
+      kind: target.kind,
+      outcome: verdict.outcome,
+      durationMs,
+      attempt,
+      ...(status === undefined ? {} : { status }),
+      ...(hedge ? { hedge: true } : {}),
+    });
+    const usage = options.context?.usage;
+    if (usage !== undefined) {
+      usage.attempts += 1;
+      usage.ms += durationMs;
+      usage.upstream = upstream.id;
+      usage.host = hostOf(upstream);
+    }
+    this.#logger?.debug(
+      {
+        network: target.network,
+        upstream: upstream.id,
+        upstreamHost: hostOf(upstream),
+        method: target.method,
+        path: target.path,
+        attempt,
+        outcome: verdict.outcome,
+        status,
+        durationMs: Math.round(durationMs),
+        ...(hedge ? { hedge: true } : {}),
+        ...(options.context?.requestId === undefined ? {} : { reqId: options.context.requestId }),
+      },
+      'upstream attempt',
+    );
+    return { verdict, upstream, tipHeight };
   }
 
   #emit(event: AttemptEvent): void {
@@ -175,6 +382,11 @@ export class Attempts {
   }
 }
 
+/** The upstream's host[:port], for log lines (its origin never holds credentials). */
+function hostOf(upstream: Upstream): string {
+  return upstream.origin.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+}
+
 /** X-Canonical-Stacks-Tip-Height as a safe integer, or undefined when absent or garbled. */
 function readTipHeight(headers: Record<string, string | string[] | undefined>): number | undefined {
   const raw = headers[TIP_HEIGHT_HEADER];
@@ -182,6 +394,25 @@ function readTipHeight(headers: Record<string, string | string[] | undefined>): 
   if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
   const n = Number(text.trim());
   return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** Resolves when wait does, or as soon as signal aborts. */
+function untilClosed(wait: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+    wait.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 function defaultSleep(ms: number): Promise<void> {

@@ -28,7 +28,46 @@ export interface ReadOnlyRequestBody {
   readonly arguments: string[];
 }
 
-export interface ReadOnlyCallOptions {
+/**
+ * Who a call is made for, passed down from the HTTP layer as an optional last argument: the
+ * client's identity orders waiters for a budget token fairly (round-robin across clients, a
+ * cap on each client's waiters: extensions.md section 7), the request id ties upstream log
+ * lines to the request's. Absent = an anonymous client (background work, tests).
+ */
+export interface RequestContext {
+  /** The client's address, or the first X-Forwarded-For hop when TRUST_PROXY=true. */
+  readonly clientId?: string | undefined;
+  readonly requestId?: string | undefined;
+  /**
+   * Filled in by the upstream attempts made for this request, for its access log line. A
+   * request that joined another's call (coalesced) or was answered from the cache leaves it
+   * untouched: it spent no upstream time of its own.
+   */
+  readonly usage?: UpstreamUsage | undefined;
+}
+
+/** What one request spent upstream: a mutable record the attempt loop adds to. */
+export interface UpstreamUsage {
+  /** HTTP exchanges made (retries and hedges included). */
+  attempts: number;
+  /** Sum of their durations, ms (budget waits and backoff excluded). */
+  ms: number;
+  /** The id and host (no credentials) of the upstream of the last attempt. */
+  upstream?: string;
+  host?: string;
+}
+
+/** How one call may spend attempts. */
+export interface CallOptions {
+  /**
+   * Most attempts for this call (at most 1 + UPSTREAM_RETRIES): 1 = give up after the first
+   * transient failure, for a caller that has a better answer at hand than a retry (a stale
+   * entry under stale-if-error, a tip refresh whose failure only sends requests upstream).
+   */
+  readonly maxAttempts?: number;
+}
+
+export interface ReadOnlyCallOptions extends CallOptions {
   /** Evaluate at this block (index block hash), not at the upstream's tip. */
   readonly tip?: string;
 }
@@ -62,13 +101,15 @@ export interface NodeApi {
     functionName: string,
     body: ReadOnlyRequestBody,
     opts?: ReadOnlyCallOptions,
+    ctx?: RequestContext,
   ): Promise<ReadOnlyAnswer>;
   /** GET /v2/contracts/interface/{address}/{contract} */
   getContractInterface(
     network: Network,
     address: string,
     contractName: string,
+    ctx?: RequestContext,
   ): Promise<ContractInterfaceAnswer>;
   /** GET /v2/info: the node's view of the chain tip. */
-  getInfo(network: Network): Promise<NodeInfoAnswer>;
+  getInfo(network: Network, opts?: CallOptions, ctx?: RequestContext): Promise<NodeInfoAnswer>;
 }

@@ -20,7 +20,7 @@
 import type { Network } from '../config.js';
 import { GatewayError } from '../errors.js';
 import { parseRetryAfterMs, toRetryAfterSeconds } from './retry.js';
-import { CLIENT_CLOSED, type HttpResponse, type RawResult } from './transport.js';
+import { ABORTED, CLIENT_CLOSED, type HttpResponse, type RawResult } from './transport.js';
 
 export type UpstreamKind = 'call-read' | 'interface' | 'info';
 
@@ -35,7 +35,9 @@ export type AttemptOutcome =
   | 'timeout'
   | 'connection-error'
   | 'malformed'
-  | 'too-large';
+  | 'too-large'
+  /** The losing side of a hedge, cut short on purpose: says nothing about the upstream. */
+  | 'aborted';
 
 /** One endpoint call: what is asked, of which network, by which method and path. */
 export interface Target {
@@ -53,6 +55,11 @@ export type Verdict<T> =
       type: 'retry';
       outcome: AttemptOutcome;
       retryAfterMs?: number;
+      /**
+       * Worth asking another upstream, not the same one again (an unknown pinned tip): when no
+       * other upstream is left, the error is final at once, with no backoff.
+       */
+      elsewhereOnly?: boolean;
       /** The error to answer with if this was the last attempt. */
       error: (attempts: number) => GatewayError;
     };
@@ -108,6 +115,18 @@ export function interpret<T>(
     case 'error': {
       if (raw.code === CLIENT_CLOSED)
         return { type: 'final', outcome: 'connection-error', error: closedError(target) };
+      if (raw.code === ABORTED) {
+        return {
+          type: 'final',
+          outcome: 'aborted',
+          error: new GatewayError(
+            'UPSTREAM_API_ERROR',
+            `upstream ${describe(target)} attempt aborted (another upstream answered first)`,
+            { retryable: true, reason: 'aborted' },
+            { status: 502 },
+          ),
+        };
+      }
       const make = (attempts: number) =>
         new GatewayError(
           'UPSTREAM_API_ERROR',
@@ -180,13 +199,16 @@ export function describe(target: Target): string {
   return `${target.network} ${target.method} ${target.path}`;
 }
 
-/** The client is closed (shutting down): retryable, another instance may answer. */
+/**
+ * The client is closed (the gateway is shutting down): SERVICE_UNAVAILABLE 503, retryable,
+ * another instance may answer. Also the answer of an attempt aborted by the close.
+ */
 export function closedError(target: Target): GatewayError {
   return new GatewayError(
-    'UPSTREAM_API_ERROR',
-    `upstream client is closed (shutting down); ${describe(target)} not sent`,
+    'SERVICE_UNAVAILABLE',
+    `the gateway is shutting down; upstream ${describe(target)} not completed`,
     { retryable: true, reason: 'closed' },
-    { status: 502 },
+    { status: 503 },
   );
 }
 

@@ -1,25 +1,42 @@
 /**
  * The upstreams the gateway may ask, and the one place that chooses which one serves an
- * attempt. The attempt loop asks `pick()` once per attempt, retries included; nothing else
- * knows how many upstreams there are.
+ * attempt (extensions.md section 3). The attempt loop asks `acquire()` once per attempt,
+ * retries and hedges included, and gets an upstream whose budget token is already taken;
+ * nothing else knows how many upstreams there are.
  *
- * Today each network has exactly one upstream (STACKS_API_URL_MAINNET / _TESTNET with
- * STACKS_API_KEY), so pick() returns it, and behaviour is what it was before the pool
- * existed. Several upstreams (issue 13, extensions.md section 3) fit without touching the
- * loop: the list comes from the config, each Upstream already has its own budget and stats,
- * and selection (skip open breakers and lagging nodes for latest-state reads, prefer a
- * budget token now, then lower priority, then lower recent latency) goes into pick(). A
- * hedged attempt is a second pick() that avoids the first upstream.
+ * Selection, computed per attempt from live state:
+ *
+ * 1. Eligible: circuit closed (or half-open with the probe free: this attempt becomes the
+ *    probe), and for latest-state reads in sync (tip height at most UPSTREAM_MAX_LAG_BLOCKS
+ *    behind the highest any upstream of the network reported). Pinned reads (`latest: false`)
+ *    may use a lagging upstream: the block they ask for is in its past.
+ * 2. Upstreams this request already failed on (`avoid`) are left out while another can serve.
+ *    When none is eligible at all, every upstream is tried anyway, best first: an answer from
+ *    a doubtful node beats no answer (and a single-upstream deployment behaves as before the
+ *    breaker existed).
+ * 3. Order: lower priority, then better health (fewer recent consecutive failures), then lower
+ *    recent latency. The first one with a budget token now serves; a request waits only when
+ *    no candidate has one.
+ *
+ * Waiting (extensions.md section 7): waiters queue per network in a FairQueue, served
+ * round-robin across clients, each by whichever candidate's token comes first. A client may
+ * have at most UPSTREAM_MAX_WAITING_PER_CLIENT waiters; beyond that, and when the turn would
+ * come later than UPSTREAM_QUEUE_TIMEOUT_MS, RATE_LIMIT_EXCEEDED at once.
  */
-import type { Config, Network } from '../config.js';
+import type { Network } from '../config.js';
+import { GatewayError } from '../errors.js';
+import { type BreakerSync, CircuitBreaker } from './breaker.js';
 import type { Budget } from './budget/budget.js';
-import { UpstreamStats } from './stats.js';
+import { budgetExhaustedError } from './budget/budget.js';
+import { FairQueue } from './fair-queue.js';
+import type { AttemptOutcome } from './outcomes.js';
+import { TRANSIENT_OUTCOMES, UpstreamStats } from './stats.js';
 import type { Destination } from './transport.js';
 
 export interface Upstream extends Destination {
   /**
    * Stable and credential-free: the name in logs, metric labels, answers (AnswerMeta) and the
-   * budget's Redis key. A network's default upstream is named after the network, which keeps
+   * budget's Redis key. A network's first upstream is named after the network, which keeps
    * the Redis keys of single-upstream deployments as they were.
    */
   readonly id: string;
@@ -31,6 +48,7 @@ export interface Upstream extends Destination {
   /** Every attempt sent here first takes one of its tokens. */
   readonly budget: Budget;
   readonly stats: UpstreamStats;
+  readonly breaker: CircuitBreaker;
 }
 
 /** How to describe one upstream to the pool; `budget` is built by the caller (local or Redis). */
@@ -44,25 +62,97 @@ export interface UpstreamSpec {
   readonly budget: Budget;
 }
 
+/** What /ready shows of one upstream. */
+export type UpstreamHealthState = 'ok' | 'open' | 'lagging';
+
+export interface PoolSettings {
+  readonly breakerFailures: number;
+  readonly breakerCooldownMs: number;
+  /** How long a probe may be out before another is allowed. */
+  readonly probeLeaseMs: number;
+  readonly maxLagBlocks: number;
+  readonly queueTimeoutMs: number;
+  readonly maxWaitingPerClient: number;
+}
+
+export const DEFAULT_POOL_SETTINGS: PoolSettings = {
+  breakerFailures: 5,
+  breakerCooldownMs: 30_000,
+  probeLeaseMs: 60_000,
+  maxLagBlocks: 2,
+  queueTimeoutMs: 10_000,
+  maxWaitingPerClient: 16,
+};
+
+export interface PoolOptions {
+  readonly settings?: Partial<PoolSettings>;
+  /** Shares breaker transitions and probe claims across instances (Redis). */
+  readonly breakerSync?: BreakerSync;
+  /** Breaker transitions, for logs. */
+  readonly onBreaker?: (upstream: Upstream, state: 'open' | 'closed') => void;
+  /** Each acquire(): how long it waited and which upstream granted (undefined: refused). For metrics. */
+  readonly onAcquire?: (network: Network, upstream: Upstream | undefined, waitedMs: number) => void;
+}
+
 export interface PickOptions {
   /**
    * Upstreams to avoid when another can serve: those that already failed this request, or the
-   * one a hedged attempt is racing. Avoided upstreams are still picked when nothing else can
-   * serve, because retrying the same node is better than not answering (and is all a
-   * single-upstream deployment can do).
+   * one a hedged attempt is racing.
    */
   readonly avoid?: ReadonlySet<Upstream>;
+  /** A read at the current chain tip (default): lagging upstreams are skipped. */
+  readonly latest?: boolean;
 }
 
-export class UpstreamPool {
-  readonly #byNetwork = new Map<Network, Upstream[]>();
+export interface AcquireOptions extends PickOptions {
+  /** Who is asking, for fairness among waiters (the client's address); undefined = the gateway itself, never capped. */
+  readonly clientId?: string | undefined;
+  /** Never wait and never fall back to avoided upstreams: undefined when nobody has a token now (hedges). */
+  readonly noWait?: boolean;
+}
 
-  constructor(specs: readonly UpstreamSpec[]) {
+interface Waiter {
+  readonly options: AcquireOptions;
+  readonly client: string;
+  readonly deadline: number;
+  resolve(upstream: Upstream): void;
+  reject(err: unknown): void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface NetworkQueue {
+  readonly waiting: FairQueue<Waiter>;
+  /** Waiters per client, including the one being served. */
+  readonly perClient: Map<string, number>;
+  serving: boolean;
+}
+
+const ANONYMOUS = 'anonymous';
+
+export class UpstreamPool {
+  readonly settings: PoolSettings;
+  readonly #byNetwork = new Map<Network, Upstream[]>();
+  readonly #queues = new Map<Network, NetworkQueue>();
+  /**
+   * Asks a lagging upstream for its tip (set by the Stacks client, which can send requests).
+   * Called only while requests skip it: no idle polling.
+   */
+  lagCheck: ((upstream: Upstream) => void) | undefined;
+  readonly #onAcquire: PoolOptions['onAcquire'];
+  readonly #lagCheckedAt = new Map<Upstream, number>();
+
+  constructor(specs: readonly UpstreamSpec[], options: PoolOptions = {}) {
+    this.settings = { ...DEFAULT_POOL_SETTINGS, ...options.settings };
+    this.#onAcquire = options.onAcquire;
     const ids = new Set<string>();
     for (const spec of specs) {
       if (ids.has(spec.id)) throw new Error(`upstream id "${spec.id}" is used twice`);
       ids.add(spec.id);
-      const upstream = toUpstream(spec);
+      const onBreaker = options.onBreaker;
+      const upstream: Upstream = toUpstream(spec, this.settings, options.breakerSync, (state) =>
+        onBreaker?.(upstream, state),
+      );
+      options.breakerSync?.bind?.(spec.id, (change) => upstream.breaker.apply(change));
       const list = this.#byNetwork.get(spec.network) ?? [];
       list.push(upstream);
       // Stable: equal priorities keep the list order.
@@ -71,35 +161,372 @@ export class UpstreamPool {
     }
   }
 
-  /** The upstream for the next attempt on `network`. Throws if the network has none (a wiring bug). */
-  pick(network: Network, options: PickOptions = {}): Upstream {
-    const list = this.#byNetwork.get(network);
-    if (list === undefined || list.length === 0) throw new Error(`no upstream configured for ${network}`);
-    const avoid = options.avoid;
-    if (avoid !== undefined && avoid.size > 0) {
-      const other = list.find((u) => !avoid.has(u));
-      if (other !== undefined) return other;
-    }
-    return list[0]!;
-  }
-
-  /** Every upstream of one network (or of all), in preference order: for /ready, metrics, shutdown. */
+  /** Every upstream of one network (or of all), in priority order: for /ready, metrics, shutdown. */
   upstreams(network?: Network): readonly Upstream[] {
     if (network !== undefined) return this.#byNetwork.get(network) ?? [];
     return [...this.#byNetwork.values()].flat();
   }
+
+  byId(id: string): Upstream | undefined {
+    return this.upstreams().find((u) => u.id === id);
+  }
+
+  /** The best upstream for the next attempt, budget aside. Throws if the network has none (a wiring bug). */
+  pick(network: Network, options: PickOptions = {}): Upstream {
+    return this.#ranked(network, options, false)[0]!;
+  }
+
+  /** Whether an eligible upstream other than `avoid` exists (a failover needs no backoff). */
+  hasAlternative(network: Network, options: PickOptions): boolean {
+    return this.#ranked(network, options, true).length > 0;
+  }
+
+  /**
+   * An upstream for the next attempt, with one of its budget tokens taken (and, if its circuit
+   * is half-open, its probe claimed). Waits in the fair queue when no candidate has a token;
+   * rejects with RATE_LIMIT_EXCEEDED when the wait would be too long or the client has too
+   * many waiting. With `noWait`, resolves undefined instead of waiting.
+   */
+  async acquire(network: Network, options: AcquireOptions = {}): Promise<Upstream | undefined> {
+    const hook = this.#onAcquire;
+    if (hook === undefined || options.noWait === true) return this.#acquire(network, options);
+    const started = performance.now();
+    try {
+      const upstream = await this.#acquire(network, options);
+      hook(network, upstream, performance.now() - started);
+      return upstream;
+    } catch (err) {
+      hook(network, undefined, performance.now() - started);
+      throw err;
+    }
+  }
+
+  /** Requests of the network waiting for a token (in the fair queue, or being served). */
+  waiting(network: Network): number {
+    const q = this.#queues.get(network);
+    if (q === undefined) return 0;
+    let n = 0;
+    for (const v of q.perClient.values()) n += v;
+    return n;
+  }
+
+  async #acquire(network: Network, options: AcquireOptions): Promise<Upstream | undefined> {
+    const queue = this.#queue(network);
+    const candidates = this.#ranked(network, options, options.noWait === true);
+    if (queue.waiting.size === 0 && !queue.serving) {
+      for (const upstream of candidates) {
+        if ((await this.#tryTake(upstream, 0)) === true) return upstream;
+      }
+    }
+    if (options.noWait === true) return undefined;
+    const client = options.clientId ?? ANONYMOUS;
+    const waiting = queue.perClient.get(client) ?? 0;
+    // The cap is for clients; the gateway's own work (an admin warm-up of many ABIs) has no
+    // client and is bounded by the queue timeout alone.
+    const cap = this.settings.maxWaitingPerClient;
+    if (options.clientId !== undefined && waiting >= cap) throw tooManyWaiting(network, client, cap);
+    const waitMs = nthTokenMs(
+      candidates.map((u) => u.budget),
+      queue.waiting.size + 1,
+    );
+    const timeoutMs = this.settings.queueTimeoutMs;
+    if (waitMs > timeoutMs) throw budgetExhaustedError(labelOf(candidates, network), timeoutMs, waitMs);
+    return new Promise<Upstream>((resolve, reject) => {
+      const waiter: Waiter = {
+        options,
+        client,
+        deadline: performance.now() + timeoutMs,
+        resolve,
+        reject,
+        timer: undefined,
+      };
+      queue.perClient.set(client, waiting + 1);
+      queue.waiting.push(client, waiter);
+      waiter.timer = setTimeout(() => {
+        // Newer clients' turns came first (round-robin): this one's time is up.
+        if (!queue.waiting.remove(client, waiter)) return;
+        this.#settle(queue, waiter, budgetExhaustedError(network, timeoutMs, timeoutMs));
+      }, timeoutMs);
+      waiter.timer.unref();
+      void this.#serve(network, queue);
+    });
+  }
+
+  /**
+   * Record one attempt's outcome: stats (latency, tip) and the circuit breaker, which counts
+   * `failed` attempts (default: the transient outcomes). Aborted hedges are not reported.
+   */
+  report(
+    upstream: Upstream,
+    outcome: AttemptOutcome,
+    durationMs: number,
+    tipHeight?: number,
+    failed: boolean = TRANSIENT_OUTCOMES.has(outcome),
+  ): void {
+    upstream.stats.record(outcome, durationMs, tipHeight);
+    if (failed) upstream.breaker.onFailure();
+    else upstream.breaker.onSuccess();
+  }
+
+  /** The highest tip height any upstream of the network reported. */
+  networkTip(network: Network): number | undefined {
+    let best: number | undefined;
+    for (const u of this.upstreams(network)) {
+      const h = u.stats.tip?.height;
+      if (h !== undefined && (best === undefined || h > best)) best = h;
+    }
+    return best;
+  }
+
+  /** More than UPSTREAM_MAX_LAG_BLOCKS behind the highest tip seen on its network. */
+  isLagging(upstream: Upstream): boolean {
+    const own = upstream.stats.tip?.height;
+    const top = this.networkTip(upstream.network);
+    return own !== undefined && top !== undefined && top - own > this.settings.maxLagBlocks;
+  }
+
+  healthOf(upstream: Upstream): UpstreamHealthState {
+    if (!upstream.breaker.closed) return 'open';
+    if (this.isLagging(upstream)) return 'lagging';
+    return 'ok';
+  }
+
+  /** Reject every waiter (shutdown); the budgets are closed by their owner. */
+  close(): void {
+    for (const [network, queue] of this.#queues) {
+      for (let w = queue.waiting.shift(); w !== undefined; w = queue.waiting.shift()) {
+        this.#settle(
+          queue,
+          w,
+          new GatewayError(
+            'SERVICE_UNAVAILABLE',
+            `the gateway is shutting down; upstream request queue for ${network} is closed`,
+            { retryable: true, reason: 'closed' },
+            { status: 503 },
+          ),
+        );
+      }
+    }
+  }
+
+  // --- selection ---------------------------------------------------------------------------
+
+  /**
+   * Candidates in order of preference. `strict`: only eligible, not avoided (hedges and the
+   * failover test); otherwise the fallbacks of the module comment apply.
+   */
+  #ranked(network: Network, options: PickOptions, strict: boolean): Upstream[] {
+    const list = this.#byNetwork.get(network);
+    if (list === undefined || list.length === 0) throw new Error(`no upstream configured for ${network}`);
+    const latest = options.latest !== false;
+    const avoid = options.avoid;
+    const eligible = list.filter((u) => {
+      if (!u.breaker.closed && !u.breaker.probeDue()) return false;
+      if (latest && this.isLagging(u)) {
+        this.#maybeLagCheck(u);
+        return false;
+      }
+      return true;
+    });
+    const fresh = avoid === undefined ? eligible : eligible.filter((u) => !avoid.has(u));
+    if (strict) return sortByPreference(fresh);
+    if (fresh.length > 0) return sortByPreference(fresh);
+    if (eligible.length > 0) return sortByPreference(eligible);
+    return sortByPreference([...list]);
+  }
+
+  /**
+   * A lagging upstream is skipped for latest-state reads, so nothing would tell us it caught
+   * up: while requests keep coming, ask it for its tip once per breaker cooldown.
+   */
+  #maybeLagCheck(upstream: Upstream): void {
+    if (this.lagCheck === undefined) return;
+    const now = performance.now();
+    const last = this.#lagCheckedAt.get(upstream) ?? Number.NEGATIVE_INFINITY;
+    if (now - last < this.settings.breakerCooldownMs) return;
+    this.#lagCheckedAt.set(upstream, now);
+    this.lagCheck(upstream);
+  }
+
+  /**
+   * Take a token within maxWaitMs, claiming the probe first if the circuit is half-open.
+   * Resolves true, or the budget's refusal (RATE_LIMIT_EXCEEDED), or false when another caller
+   * holds the probe; other errors (a closed budget) are thrown.
+   */
+  async #tryTake(upstream: Upstream, maxWaitMs: number): Promise<true | false | GatewayError> {
+    const probe = !upstream.breaker.closed && upstream.breaker.probeDue();
+    if (probe && !(await upstream.breaker.claimProbe())) return false;
+    try {
+      await upstream.budget.take(maxWaitMs);
+      return true;
+    } catch (err) {
+      if (probe) upstream.breaker.releaseProbe();
+      if (err instanceof GatewayError && err.code === 'RATE_LIMIT_EXCEEDED') return err;
+      throw err;
+    }
+  }
+
+  // --- waiting -----------------------------------------------------------------------------
+
+  #queue(network: Network): NetworkQueue {
+    let q = this.#queues.get(network);
+    if (q === undefined) {
+      q = { waiting: new FairQueue<Waiter>(), perClient: new Map(), serving: false };
+      this.#queues.set(network, q);
+    }
+    return q;
+  }
+
+  /**
+   * Serve waiters one at a time, round-robin across clients: each gets the candidate whose
+   * token comes first, and waits for it (within its own deadline). One at a time is enough:
+   * tokens accrue in the buckets meanwhile, so none is lost, and the order stays the queue's.
+   */
+  async #serve(network: Network, queue: NetworkQueue): Promise<void> {
+    if (queue.serving) return;
+    queue.serving = true;
+    try {
+      for (let w = queue.waiting.shift(); w !== undefined; w = queue.waiting.shift()) {
+        if (w.timer !== undefined) clearTimeout(w.timer);
+        let served: Upstream | undefined;
+        let failure: unknown;
+        try {
+          const candidates = this.#ranked(network, w.options, false);
+          const bySoonest = candidates
+            .map((u, rank) => ({ u, rank, ms: estimateMs(u.budget, 1) }))
+            .sort((a, b) => a.ms - b.ms || a.rank - b.rank);
+          let refusal: GatewayError | undefined;
+          for (const { u } of bySoonest) {
+            const remaining = Math.max(0, Math.floor(w.deadline - performance.now()));
+            const got = await this.#tryTake(u, remaining);
+            if (got === true) {
+              served = u;
+              break;
+            }
+            if (got !== false) refusal ??= got;
+          }
+          if (served === undefined) {
+            failure =
+              refusal ??
+              budgetExhaustedError(
+                labelOf(candidates, network),
+                this.settings.queueTimeoutMs,
+                Math.min(...bySoonest.map((c) => c.ms)),
+              );
+          }
+        } catch (err) {
+          failure = err;
+        }
+        if (served !== undefined) this.#settle(queue, w, undefined, served);
+        else this.#settle(queue, w, failure);
+      }
+    } finally {
+      queue.serving = false;
+    }
+  }
+
+  #settle(queue: NetworkQueue, w: Waiter, err: unknown, upstream?: Upstream): void {
+    if (w.timer !== undefined) clearTimeout(w.timer);
+    const n = (queue.perClient.get(w.client) ?? 1) - 1;
+    if (n <= 0) queue.perClient.delete(w.client);
+    else queue.perClient.set(w.client, n);
+    if (upstream !== undefined) w.resolve(upstream);
+    else w.reject(err);
+  }
+}
+
+/** Lower priority, then fewer consecutive failures, then lower recent latency (unknown first: worth measuring). */
+function sortByPreference(list: Upstream[]): Upstream[] {
+  return list.sort(
+    (a, b) =>
+      a.priority - b.priority ||
+      a.breaker.failures - b.breaker.failures ||
+      (a.stats.latencyMs ?? 0) - (b.stats.latencyMs ?? 0),
+  );
+}
+
+/**
+ * When the n-th token from now comes, across several budgets: merge each budget's sequence of
+ * token times (waitEstimateMs(1), (2), ...) and take the n-th smallest. n is at most the
+ * queue's length plus one and the budgets are few.
+ */
+export function nthTokenMs(budgets: readonly Budget[], n: number): number {
+  if (budgets.length === 0) return Number.POSITIVE_INFINITY;
+  const next = budgets.map(() => 1);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    let best = 0;
+    let bestMs = Number.POSITIVE_INFINITY;
+    budgets.forEach((b, j) => {
+      const ms = estimateMs(b, next[j]!);
+      if (ms < bestMs) {
+        bestMs = ms;
+        best = j;
+      }
+    });
+    at = bestMs;
+    next[best]! += 1;
+    if (!Number.isFinite(at)) break;
+  }
+  return at;
+}
+
+function estimateMs(budget: Budget, tokens: number): number {
+  return budget.waitEstimateMs?.(tokens) ?? 0;
+}
+
+/** Error messages name the one upstream, or the network when several could have served. */
+function labelOf(candidates: readonly Upstream[], network: Network): string {
+  return candidates.length === 1 ? candidates[0]!.id : network;
+}
+
+function tooManyWaiting(network: Network, client: string, cap: number): GatewayError {
+  return new GatewayError(
+    'RATE_LIMIT_EXCEEDED',
+    `too many requests of this client waiting for the ${network} upstream budget (at most ${cap})`,
+    { retryAfter: 1, retryable: true, maxWaitingPerClient: cap, client },
+    { status: 429, headers: { 'Retry-After': '1' } },
+  );
 }
 
 /** The config slice the default pool is built from. */
-export type PoolConfig = Pick<Config, 'upstreamUrls' | 'stacksApiKey'>;
+export interface PoolConfig {
+  readonly upstreams: readonly {
+    readonly id: string;
+    readonly network: Network;
+    readonly url: string;
+    readonly apiKey: string | undefined;
+    readonly priority: number;
+  }[];
+}
+
+/** The pool of the configured upstreams, each with its budget (by upstream id). */
+export function createPool(
+  config: PoolConfig,
+  budgets: Readonly<Record<string, Budget>>,
+  options: PoolOptions = {},
+): UpstreamPool {
+  return new UpstreamPool(
+    config.upstreams.map((u) => {
+      const budget = budgets[u.id];
+      if (budget === undefined) throw new Error(`no budget for upstream "${u.id}"`);
+      return { id: u.id, network: u.network, url: u.url, apiKey: u.apiKey, priority: u.priority, budget };
+    }),
+    options,
+  );
+}
 
 /**
- * Today's pool: one upstream per network, id = the network's name, its URL from
- * STACKS_API_URL_<NETWORK>, STACKS_API_KEY for both, and the network's budget.
+ * One upstream per network, id = the network's name, its URL from `upstreamUrls`, one API key
+ * for both: the shape of a single-upstream configuration (tests and tools build it directly).
  */
 export function createDefaultPool(
-  config: PoolConfig,
+  config: {
+    readonly upstreamUrls: Readonly<Record<Network, string>>;
+    readonly stacksApiKey: string | undefined;
+  },
   budgets: Readonly<Record<Network, Budget>>,
+  options: PoolOptions = {},
 ): UpstreamPool {
   const networks = Object.keys(config.upstreamUrls) as Network[];
   return new UpstreamPool(
@@ -110,10 +537,16 @@ export function createDefaultPool(
       apiKey: config.stacksApiKey,
       budget: budgets[network],
     })),
+    options,
   );
 }
 
-function toUpstream(spec: UpstreamSpec): Upstream {
+function toUpstream(
+  spec: UpstreamSpec,
+  settings: PoolSettings,
+  sync: BreakerSync | undefined,
+  onChange: (state: 'open' | 'closed') => void,
+): Upstream {
   const url = new URL(spec.url);
   const pathPrefix = url.pathname.replace(/\/+$/, '');
   return {
@@ -126,5 +559,14 @@ function toUpstream(spec: UpstreamSpec): Upstream {
     priority: spec.priority ?? 0,
     budget: spec.budget,
     stats: new UpstreamStats(),
+    breaker: new CircuitBreaker(
+      spec.id,
+      {
+        failures: settings.breakerFailures,
+        cooldownMs: settings.breakerCooldownMs,
+        probeLeaseMs: settings.probeLeaseMs,
+      },
+      { sync, onChange },
+    ),
   };
 }

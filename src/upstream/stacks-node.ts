@@ -10,8 +10,9 @@
  * | 200 {okay:false,cause} (cause has NoSuchContract)  | UPSTREAM_API_ERROR 404 {cause, retryable:false} |
  * | 200 {okay:false,cause} (any other cause)           | UPSTREAM_API_ERROR 422 {cause, retryable:false} |
  * | ABI 404 "No contract interface data found"         | UPSTREAM_API_ERROR 404 {retryable:false, upstreamStatus:404} |
- * | 200 whose body is not JSON                         | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:true}, not retried |
+ * | 200 whose body is not JSON                         | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:true}, not retried on the same upstream (another is asked) |
  * | 200 JSON of the wrong shape (non-hex result, ...)  | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:false} |
+ * | pinned call (?tip=) answered 404 (unknown block)   | asked of the other upstreams; then UPSTREAM_API_ERROR 404 {tip, retryable:false} |
  * | no budget token within the queue timeout           | RATE_LIMIT_EXCEEDED 429 (from the budget)    |
  *
  * A 200 whose body is not JSON is *not* retried: the spec's retry list is exhaustive and a
@@ -21,11 +22,13 @@
  * so it is neither retried nor marked retryable.
  */
 import type { Dispatcher } from 'undici';
+import { abiShapeProblem } from '../clarity/abi-shape.js';
 import type { Config, Network } from '../config.js';
 import { GatewayError } from '../errors.js';
 import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
 import type { Budget } from './budget/budget.js';
 import type {
+  CallOptions,
   ContractInterfaceAnswer,
   NodeAnswer,
   NodeApi,
@@ -33,11 +36,12 @@ import type {
   ReadOnlyAnswer,
   ReadOnlyCallOptions,
   ReadOnlyRequestBody,
+  RequestContext,
   UpstreamContractInterface,
   UpstreamNodeInfo,
 } from './node-api.js';
 import { describe, type Target, type Verdict } from './outcomes.js';
-import { createDefaultPool, type UpstreamPool } from './pool.js';
+import { createDefaultPool, type Upstream, type UpstreamPool } from './pool.js';
 import { Transport } from './transport.js';
 
 export type UpstreamConfig = Pick<
@@ -48,7 +52,8 @@ export type UpstreamConfig = Pick<
   | 'upstreamRetries'
   | 'upstreamRetryBaseMs'
   | 'upstreamRetryAfterCapMs'
->;
+> &
+  Partial<Pick<Config, 'upstreamHedgeMs'>>;
 
 export interface StacksNodeClientOptions {
   /** Timeouts and retries; with `budgets`, also the upstreams (one per network). */
@@ -114,6 +119,9 @@ export class StacksNodeClient implements NodeApi {
       now: options.now,
       maxBackoffMs: options.maxBackoffMs,
     });
+    this.pool.lagCheck = (upstream) => {
+      void this.#checkTip(upstream);
+    };
   }
 
   async callReadOnly(
@@ -123,6 +131,7 @@ export class StacksNodeClient implements NodeApi {
     functionName: string,
     body: ReadOnlyRequestBody,
     opts: ReadOnlyCallOptions = {},
+    ctx?: RequestContext,
   ): Promise<ReadOnlyAnswer> {
     const query = opts.tip === undefined ? '' : `?tip=${encodeURIComponent(opts.tip)}`;
     const target: Target = {
@@ -132,43 +141,66 @@ export class StacksNodeClient implements NodeApi {
       path: `/v2/contracts/call-read/${encodeURIComponent(address)}/${encodeURIComponent(contractName)}/${encodeURIComponent(functionName)}${query}`,
     };
     const payload = JSON.stringify({ sender: body.sender, arguments: body.arguments });
-    const answer = await this.#attempts.run<string>(target, payload, (res) => {
-      const json = parseJson(res.body);
-      if (json === PARSE_FAILED) return garbage(target, res.status);
-      if (!isRecord(json) || typeof json['okay'] !== 'boolean') {
-        return malformed(target, 'the answer has no boolean "okay"');
-      }
-      if (json['okay'] === true) {
-        const result = json['result'];
-        if (typeof result !== 'string' || !HEX_RESULT.test(result)) {
-          return malformed(target, 'okay:true without a 0x hex "result"');
+    const answer = await this.#attempts.run<string>(
+      target,
+      payload,
+      (res) => {
+        const json = parseJson(res.body);
+        if (json === PARSE_FAILED) return garbage(target, res.status);
+        if (!isRecord(json) || typeof json['okay'] !== 'boolean') {
+          return malformed(target, 'the answer has no boolean "okay"');
         }
-        return { type: 'ok', outcome: 'ok', value: result };
-      }
-      const cause = typeof json['cause'] === 'string' ? json['cause'] : JSON.stringify(json['cause'] ?? null);
-      if (cause.includes('NoSuchContract')) {
+        if (json['okay'] === true) {
+          const result = json['result'];
+          if (typeof result !== 'string' || !HEX_RESULT.test(result)) {
+            return malformed(target, 'okay:true without a 0x hex "result"');
+          }
+          return { type: 'ok', outcome: 'ok', value: result };
+        }
+        const cause =
+          typeof json['cause'] === 'string' ? json['cause'] : JSON.stringify(json['cause'] ?? null);
+        if (cause.includes('NoSuchContract')) {
+          return {
+            type: 'final',
+            outcome: 'okay-false',
+            error: new GatewayError(
+              'UPSTREAM_API_ERROR',
+              `contract ${address}.${contractName} not found on ${describe(target)}: ${cause}`,
+              { cause, retryable: false },
+              { status: 404 },
+            ),
+          };
+        }
         return {
           type: 'final',
           outcome: 'okay-false',
           error: new GatewayError(
             'UPSTREAM_API_ERROR',
-            `contract ${address}.${contractName} not found on ${describe(target)}: ${cause}`,
+            `upstream node refused the read-only call on ${describe(target)}: ${cause}`,
             { cause, retryable: false },
-            { status: 404 },
+            { status: 422 },
           ),
         };
-      }
-      return {
-        type: 'final',
-        outcome: 'okay-false',
-        error: new GatewayError(
-          'UPSTREAM_API_ERROR',
-          `upstream node refused the read-only call on ${describe(target)}: ${cause}`,
-          { cause, retryable: false },
-          { status: 422 },
-        ),
-      };
-    });
+      },
+      (res) => {
+        // A node that does not know the pinned block answers 404: another upstream may know it.
+        if (opts.tip === undefined || res.status !== 404) return undefined;
+        const tip = opts.tip;
+        return {
+          type: 'retry',
+          outcome: 'not-found',
+          elsewhereOnly: true,
+          error: (attempts) =>
+            new GatewayError(
+              'UPSTREAM_API_ERROR',
+              `block ${tip} is unknown to the ${network} upstream${attempts > 1 ? `s (asked ${attempts})` : ''}: ${describe(target)} answered 404`,
+              { tip, retryable: false, upstreamStatus: 404, upstreamBody: res.body.slice(0, 500), attempts },
+              { status: 404 },
+            ),
+        };
+      },
+      { latest: opts.tip === undefined, context: ctx, maxAttempts: opts.maxAttempts },
+    );
     return withMeta({ result: answer.value }, answer);
   }
 
@@ -176,6 +208,7 @@ export class StacksNodeClient implements NodeApi {
     network: Network,
     address: string,
     contractName: string,
+    ctx?: RequestContext,
   ): Promise<ContractInterfaceAnswer> {
     const target: Target = {
       network,
@@ -189,9 +222,9 @@ export class StacksNodeClient implements NodeApi {
       (res) => {
         const json = parseJson(res.body);
         if (json === PARSE_FAILED) return garbage(target, res.status);
-        if (!isRecord(json) || !Array.isArray(json['functions'])) {
-          return malformed(target, 'the ABI has no "functions" array');
-        }
+        // The whole shape, not just `functions`: a malformed ABI must not be cached (issue 12).
+        const problem = abiShapeProblem(json);
+        if (problem !== undefined) return malformed(target, problem);
         return { type: 'ok', outcome: 'ok', value: json as UpstreamContractInterface };
       },
       (res) => {
@@ -209,23 +242,41 @@ export class StacksNodeClient implements NodeApi {
         }
         return undefined;
       },
+      { context: ctx },
     );
     return withMeta({ abi: answer.value }, answer);
   }
 
-  async getInfo(network: Network): Promise<NodeInfoAnswer> {
+  async getInfo(network: Network, opts: CallOptions = {}, ctx?: RequestContext): Promise<NodeInfoAnswer> {
     const target: Target = { network, kind: 'info', method: 'GET', path: '/v2/info' };
-    const answer = await this.#attempts.run<UpstreamNodeInfo>(target, undefined, (res) => {
-      const json = parseJson(res.body);
-      if (json === PARSE_FAILED) return garbage(target, res.status);
-      if (!isRecord(json) || typeof json['stacks_tip_height'] !== 'number') {
-        return malformed(target, 'no numeric "stacks_tip_height"');
-      }
-      return { type: 'ok', outcome: 'ok', value: json as UpstreamNodeInfo };
-    });
+    const answer = await this.#attempts.run<UpstreamNodeInfo>(
+      target,
+      undefined,
+      (res) => checkInfo(target, res.body, res.status),
+      undefined,
+      { context: ctx, maxAttempts: opts.maxAttempts },
+    );
     // The body's tip is the node's own view; it counts as a report for the upstream's lag.
     answer.upstream.stats.observeTip(answer.value.stacks_tip_height);
     return withMeta({ info: answer.value }, answer);
+  }
+
+  /**
+   * A lagging upstream's tip, asked of it alone (pool.ts calls this while requests skip it, at
+   * most once per breaker cooldown). Only when it has a token now: never at a request's expense.
+   */
+  async #checkTip(upstream: Upstream): Promise<void> {
+    if (this.#transport.closed) return;
+    try {
+      await upstream.budget.take(0);
+    } catch {
+      return;
+    }
+    const target: Target = { network: upstream.network, kind: 'info', method: 'GET', path: '/v2/info' };
+    const verdict = await this.#attempts.once(upstream, target, (res) =>
+      checkInfo(target, res.body, res.status),
+    );
+    if (verdict.type === 'ok') upstream.stats.observeTip(verdict.value.stacks_tip_height);
   }
 
   /**
@@ -236,9 +287,26 @@ export class StacksNodeClient implements NodeApi {
   async close(): Promise<void> {
     await this.#transport.close();
   }
+
+  /**
+   * Start shutting down: no new attempt or retry (waits between attempts end at once), with
+   * SERVICE_UNAVAILABLE 503; attempts under way may finish until close(). Idempotent.
+   */
+  drain(): void {
+    this.#transport.drain();
+  }
 }
 
 // --- answer checks ----------------------------------------------------------------------------
+
+function checkInfo(target: Target, body: string, status: number): Verdict<UpstreamNodeInfo> {
+  const json = parseJson(body);
+  if (json === PARSE_FAILED) return garbage(target, status);
+  if (!isRecord(json) || typeof json['stacks_tip_height'] !== 'number') {
+    return malformed(target, 'no numeric "stacks_tip_height"');
+  }
+  return { type: 'ok', outcome: 'ok', value: json as UpstreamNodeInfo };
+}
 
 function withMeta<T extends object>(value: T, answer: Answered<unknown>): NodeAnswer<T> {
   return answer.tipHeight === undefined
@@ -260,18 +328,20 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A 200 whose body is not JSON: see the module comment for why it is retryable but not retried. */
+/**
+ * A 200 whose body is not JSON: see the module comment for why it is retryable but not retried
+ * on the same upstream. Another upstream is asked when there is one (extensions.md counts
+ * garbage among the transient failures a failover covers): an intermediary glitch of one
+ * upstream says nothing of the others.
+ */
 function garbage(target: Target, status: number): Verdict<never> {
-  return {
-    type: 'final',
-    outcome: 'malformed',
-    error: new GatewayError(
-      'UPSTREAM_API_ERROR',
-      `upstream ${describe(target)} answered ${status} with a body that is not JSON (malformed)`,
-      { retryable: true, upstreamStatus: status, reason: 'malformed' },
-      { status: 502 },
-    ),
-  };
+  const error = new GatewayError(
+    'UPSTREAM_API_ERROR',
+    `upstream ${describe(target)} answered ${status} with a body that is not JSON (malformed)`,
+    { retryable: true, upstreamStatus: status, reason: 'malformed' },
+    { status: 502 },
+  );
+  return { type: 'retry', outcome: 'malformed', elsewhereOnly: true, error: () => error };
 }
 
 function malformed(target: Target, what: string): Verdict<never> {

@@ -13,7 +13,7 @@ import type { AttemptOutcome } from './outcomes.js';
  * Failures that say the upstream itself is unwell (decisions.md's retry list). An okay:false,
  * a 404 or a malformed body is the node answering; it counts as a success for health.
  */
-const TRANSIENT: ReadonlySet<AttemptOutcome> = new Set([
+export const TRANSIENT_OUTCOMES: ReadonlySet<AttemptOutcome> = new Set([
   'server-error',
   'rate-limited',
   'timeout',
@@ -31,7 +31,7 @@ export class UpstreamStats {
 
   /** Record one attempt's outcome, how long its exchange took, and the tip it reported. */
   record(outcome: AttemptOutcome, durationMs: number, tipHeight?: number): void {
-    if (TRANSIENT.has(outcome)) {
+    if (TRANSIENT_OUTCOMES.has(outcome)) {
       this.#consecutiveFailures += 1;
     } else {
       this.#consecutiveFailures = 0;

@@ -34,6 +34,8 @@ export type RawResult =
 
 /** The code of an exchange cut short because the transport was closed. */
 export const CLIENT_CLOSED = 'CLIENT_CLOSED';
+/** The code of an exchange its caller aborted (the losing side of a hedge). */
+export const ABORTED = 'ABORTED';
 
 export interface TransportOptions {
   /** Longest one exchange may take: connect, headers and body (UPSTREAM_TIMEOUT_MS). */
@@ -74,6 +76,7 @@ const TIMEOUT_CODES = new Set([
 
 const TIMEOUT_REASON = Symbol('upstream attempt timeout');
 const CLOSE_REASON = Symbol('upstream client closed');
+const ABORT_REASON = Symbol('upstream attempt aborted by its caller');
 
 export class Transport {
   readonly timeoutMs: number;
@@ -82,7 +85,11 @@ export class Transport {
   readonly #connectionsPerOrigin: number;
   readonly #pools = new Map<string, Pool>();
   readonly #inFlight = new Set<AbortController>();
+  /** Aborted on close(): what waits between attempts (a retry's backoff) stops waiting. */
+  readonly #closing = new AbortController();
   #closed = false;
+  /** close() ran (drain() alone leaves exchanges and pools alone). */
+  #shut = false;
 
   constructor(options: TransportOptions) {
     this.timeoutMs = options.timeoutMs;
@@ -95,11 +102,17 @@ export class Transport {
     return this.#closed;
   }
 
+  /** Aborted when the transport closes. */
+  get closedSignal(): AbortSignal {
+    return this.#closing.signal;
+  }
+
   async send(
     to: Destination,
     method: 'GET' | 'POST',
     path: string,
     body: string | undefined,
+    signal?: AbortSignal,
   ): Promise<RawResult> {
     const headers: Record<string, string> = {
       accept: 'application/json',
@@ -113,6 +126,11 @@ export class Transport {
     this.#inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(TIMEOUT_REASON), timeoutMs);
     timer.unref();
+    const onAbort = (): void => controller.abort(ABORT_REASON);
+    if (signal !== undefined) {
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
     try {
       const res = await this.#dispatcherFor(to.origin).request({
         origin: to.origin,
@@ -147,19 +165,31 @@ export class Transport {
         return { type: 'error', code: CLIENT_CLOSED, retryable: false, error: err };
       }
       if (reason === TIMEOUT_REASON) return { type: 'timeout' };
+      if (reason === ABORT_REASON) return { type: 'error', code: ABORTED, retryable: false, error: err };
       const code = errorCode(err);
       if (TIMEOUT_CODES.has(code)) return { type: 'timeout' };
       return { type: 'error', code, retryable: CONNECTION_CODES.has(code), error: err };
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       clearTimeout(timer);
       this.#inFlight.delete(controller);
     }
   }
 
+  /**
+   * Start shutting down: closed from now on (no new exchange, a retry's backoff ends), but
+   * exchanges under way may still finish until close(). Idempotent.
+   */
+  drain(): void {
+    this.#closed = true;
+    this.#closing.abort(CLOSE_REASON);
+  }
+
   /** Abort what is in flight and close the owned pools. Idempotent. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#shut) return;
+    this.#shut = true;
+    this.drain();
     for (const controller of this.#inFlight) controller.abort(CLOSE_REASON);
     const pools = [...this.#pools.values()];
     this.#pools.clear();

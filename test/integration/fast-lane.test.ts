@@ -194,7 +194,11 @@ describe('read-only hits', () => {
 
   it('stops serving an entry as soon as it expires', async () => {
     let clock = Date.now();
-    const gw = await start({}, { store: new MemoryStore({ maxEntries: 100, now: () => clock }) });
+    // No stale retention: the entry leaves the store (on its clock) when its ttl ends.
+    const gw = await start(
+      { CACHE_STALE_MAX_S: '0' },
+      { store: new MemoryStore({ maxEntries: 100, now: () => clock }) },
+    );
     const req = { body: { ...body, cacheControl: { ttl: 10 } } };
     const first = await request(balanceUrl(gw.url), req);
     await request(balanceUrl(gw.url), req);
@@ -208,6 +212,41 @@ describe('read-only hits', () => {
     expect(after.body.data).not.toEqual(first.body.data);
     expect(node.count('call-read')).toBe(upstream + 1);
     expect(gw.gateway.lane.served).toBe(1);
+  });
+
+  it('stops serving an entry as soon as it goes stale by blocks (CACHE_MAX_BLOCKS)', async () => {
+    node.setTipHeight(100);
+    try {
+      const gw = await start({ CACHE_MAX_BLOCKS: '2' });
+      const url = balanceUrl(gw.url);
+      const first = await request(url, { body });
+      const full = await request(url, { body });
+      const lane = await request(url, { body });
+      expect(gw.gateway.lane.served).toBe(1);
+      expect(lane.headers.get('x-canonical-stacks-tip-height')).toBe('100');
+      expect(stableHeaders(lane.headers)).toEqual(stableHeaders(full.headers));
+
+      // Still within 2 blocks at 102: replayed.
+      node.setTipHeight(102);
+      // The gateway learns the tip from the node's answer to a call it has not cached yet.
+      const learn = (n: number) =>
+        request(url, { body: { functionArgs: [{ type: 'principal', value: `${MAINNET_ADDR}.t${n}` }] } });
+      await learn(1);
+      expect((await request(url, { body })).body).toEqual(first.body);
+      expect(gw.gateway.lane.served).toBe(2);
+
+      // 103: 3 blocks past the entry's height, beyond the bound.
+      node.setTipHeight(103);
+      await learn(2);
+      const upstream = node.count('call-read');
+      const after = await request(url, { body });
+      expect(after.headers.get('cache-status')).not.toMatch(/; hit/);
+      expect(after.body.data).not.toEqual(first.body.data);
+      expect(node.count('call-read')).toBe(upstream + 1);
+      expect(gw.gateway.lane.served).toBe(2);
+    } finally {
+      node.setTipHeight(100);
+    }
   });
 
   it('a bustCache and an admin invalidation take effect on the very next request', async () => {
@@ -277,6 +316,26 @@ describe('read-only hits', () => {
       for (const r of running.splice(0).reverse()) await r.close();
       tmp.remove();
     }
+  });
+});
+
+describe('node-compatible call-read', () => {
+  it('replays a hit with the full path headers', async () => {
+    const gw = await start();
+    const url = `${gw.url}/v2/contracts/call-read/${MAINNET_ADDR}/demo/get-balance`;
+    const req = {
+      body: { sender: MAINNET_ADDR, arguments: [hex(Cl.principal(MAINNET_ADDR))] },
+      headers: { origin: ORIGIN },
+    };
+    const miss = await request(url, req);
+    expect(miss.body.okay).toBe(true);
+    const full = await request(url, req);
+    expect(full.headers.get('cache-status')).toBe('clarity-cache; hit');
+    expect(gw.gateway.lane.served).toBe(0);
+    const lane = await request(url, req);
+    expect(gw.gateway.lane.served).toBe(1);
+    expect(lane.body).toEqual(full.body);
+    expect(stableHeaders(lane.headers)).toEqual(stableHeaders(full.headers));
   });
 });
 

@@ -139,6 +139,8 @@ describe('the service process', () => {
     ['UPSTREAM_TIMEOUT_MS', 'abc'],
     ['CACHE_STORE', 'mongo'],
     ['STACKS_API_URL_MAINNET', 'ftp://example'],
+    ['STACKS_API_URL_TESTNET', 'http://a.example,,http://b.example'],
+    ['UPSTREAMS_FILE', '/nonexistent/upstreams.json'],
     ['PORT', '70000'],
   ])('refuses to start with an invalid %s, in one line naming it', async (name, value) => {
     const { code, stderr } = await runExpectingFailure({ [name]: value });

@@ -155,7 +155,8 @@ describe('read-only calls', () => {
     );
     expect(ok.result).toBe('0x07');
     expect(node.lastRequest()!.query).toEqual({ tip: 'abcd' });
-    // An unknown tip is a 404 from the node: a final 502 that carries the upstream status.
+    // An unknown tip is a 404 from the node: with no other upstream to ask, UPSTREAM_API_ERROR
+    // 404 naming the tip (extensions.md section 2), carrying the upstream status and body.
     const err = await failure(
       client.callReadOnly(
         'testnet',
@@ -166,12 +167,15 @@ describe('read-only calls', () => {
         { tip: 'ffff' },
       ),
     );
-    expect(err.status).toBe(502);
+    expect(err.status).toBe(404);
+    expect(err.code).toBe('UPSTREAM_API_ERROR');
     expect(err.details).toMatchObject({
+      tip: 'ffff',
       upstreamStatus: 404,
       retryable: false,
       upstreamBody: 'No such block',
     });
+    expect(node.count('call-read')).toBe(2);
   });
 
   it('okay:false is UPSTREAM_API_ERROR 422 with the cause, not retried', async () => {
@@ -433,7 +437,8 @@ describe('transport', () => {
     await node.waitForRequests(1);
     await client.close();
     const err = await pending;
-    expect(err.code).toBe('UPSTREAM_API_ERROR');
+    expect(err.code).toBe('SERVICE_UNAVAILABLE');
+    expect(err.status).toBe(503);
     expect(err.details).toMatchObject({ retryable: true, reason: 'closed' });
     expect(node.count()).toBe(1);
     await expect(getCount(client)).rejects.toMatchObject({ details: { reason: 'closed' } });

@@ -15,7 +15,16 @@
  * - `GET /v2/info` -> `{stacks_tip_height, stacks_tip, stacks_tip_consensus_hash, ...}`
  * - anything else -> 404 text/plain `Not found`
  *
- * Every 200 answer carries `X-Canonical-Stacks-Tip-Height` (see `setTipHeight`).
+ * Every 200 answer carries `X-Canonical-Stacks-Tip-Height` (see `setTipHeight`; `tipHeader(false)`
+ * leaves it out, as a proxy that strips headers would).
+ *
+ * The chain: every height from 0 to the tip is a block with deterministic hashes (the
+ * devnet's, src/devnet/blocks.ts), so `/v2/info`'s `stacks_tip` / `stacks_tip_consensus_hash`
+ * give the index block hash that `?tip=` takes (`block(height)`). `mine(n)` advances the tip.
+ * A call-read with `?tip=<64 hex>` naming a block at or below the tip is answered at that
+ * block (the handler sees `height`, so per-block state is a handler of the height); one
+ * naming no such block is 404 `Chain tip not found`, as a node answers; any other `tip` is
+ * passed to the handler as is (and `height` is the tip's).
  *
  * Faults are rules consulted in the order they were added; the first rule that matches the
  * request's endpoint (`kind`, default: any) and still has uses left (`times`, default:
@@ -41,6 +50,7 @@
 import { EventEmitter } from 'node:events';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { type BlockIdentity, blockIdentity } from '../../src/devnet/blocks.js';
 
 export type FakeEndpoint = 'call-read' | 'interface' | 'info' | 'other';
 
@@ -63,6 +73,8 @@ export interface FakeRequest {
   body: unknown;
   /** Id of the TCP connection that carried the request (1, 2, ...). */
   connection: number;
+  /** Set when the client closed the exchange before the answer was complete (e.g. a hedge's loser). */
+  aborted?: boolean;
   /** Decoded route parameters, for call-read and interface. */
   address?: string;
   contractName?: string;
@@ -86,6 +98,8 @@ export interface ReadOnlyCall {
   sender: string;
   arguments: string[];
   tip: string | undefined;
+  /** The height of the block the call is answered at: the pinned block, else the tip. */
+  height: number;
   request: FakeRequest;
 }
 
@@ -122,6 +136,14 @@ export interface FakeNode {
   ): void;
   /** Value of X-Canonical-Stacks-Tip-Height and of stacks_tip_height (default 100). */
   setTipHeight(height: number): void;
+  /** The current tip height. */
+  readonly tipHeight: number;
+  /** Advance the tip by `blocks` (default 1); returns the new tip block. */
+  mine(blocks?: number): BlockIdentity;
+  /** The block at `height` (hashes as the devnet derives them; burn height = height + 800000). */
+  block(height: number): BlockIdentity;
+  /** Send X-Canonical-Stacks-Tip-Height on 200 answers (default true). */
+  tipHeader(send: boolean): void;
 
   // --- faults ---
   /** Wait `ms` before answering normally. */
@@ -170,6 +192,10 @@ export interface FakeNode {
   resetStats(): void;
   /** Resolves once `n` requests (of `kind`, if given) have arrived in total. Event-based. */
   waitForRequests(n: number, opts?: { kind?: FakeEndpoint; timeoutMs?: number }): Promise<void>;
+  /** Requests whose client gave up (closed the exchange) before the answer was complete. */
+  aborted(kind?: FakeEndpoint): number;
+  /** Resolves once `n` requests (of `kind`, if given) have been aborted by the client. Event-based. */
+  waitForAborts(n: number, opts?: { kind?: FakeEndpoint }): Promise<void>;
 
   /** Drop every connection and stop listening. Idempotent. */
   close(): Promise<void>;
@@ -203,7 +229,8 @@ class FakeStacksNode implements FakeNode {
   private gated: Array<() => void> = [];
   private log: FakeRequest[] = [];
   private connectionCount = 0;
-  private tipHeight = 100;
+  private tip = 100;
+  private sendTipHeader = true;
   private listening = true;
   private closed = false;
 
@@ -249,7 +276,37 @@ class FakeStacksNode implements FakeNode {
   }
 
   setTipHeight(height: number): void {
-    this.tipHeight = height;
+    this.tip = height;
+  }
+
+  get tipHeight(): number {
+    return this.tip;
+  }
+
+  mine(blocks = 1): BlockIdentity {
+    this.tip += blocks;
+    return this.block(this.tip);
+  }
+
+  block(height: number): BlockIdentity {
+    return blockIdentity(height, height + 800_000);
+  }
+
+  tipHeader(send: boolean): void {
+    this.sendTipHeader = send;
+  }
+
+  /** Heights by index block hash, for every height up to `indexedUpTo`. */
+  private readonly heights = new Map<string, number>();
+  private indexedUpTo = -1;
+
+  /** The height of the block whose index block hash is `hash`, if it is at or below the tip. */
+  private heightOf(hash: string): number | undefined {
+    for (; this.indexedUpTo < this.tip; this.indexedUpTo++) {
+      this.heights.set(this.block(this.indexedUpTo + 1).indexBlockHash, this.indexedUpTo + 1);
+    }
+    const height = this.heights.get(hash.replace(/^0x/, '').toLowerCase());
+    return height !== undefined && height <= this.tip ? height : undefined;
   }
 
   // --- faults ---
@@ -410,6 +467,23 @@ class FakeStacksNode implements FakeNode {
     });
   }
 
+  aborted(kind?: FakeEndpoint): number {
+    return this.log.filter((r) => r.aborted === true && (kind === undefined || r.kind === kind)).length;
+  }
+
+  waitForAborts(n: number, opts: { kind?: FakeEndpoint } = {}): Promise<void> {
+    const done = () => this.aborted(opts.kind) >= n;
+    if (done()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const onAbort = () => {
+        if (!done()) return;
+        this.events.off('abort', onAbort);
+        resolve();
+      };
+      this.events.on('abort', onAbort);
+    });
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -451,6 +525,11 @@ class FakeStacksNode implements FakeNode {
       ...(route.functionName === undefined ? {} : { functionName: route.functionName }),
     };
     this.log.push(record);
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      record.aborted = true;
+      this.events.emit('abort', record);
+    });
     this.events.emit('request', record);
 
     const fault = this.takeFault(route.kind);
@@ -492,23 +571,27 @@ class FakeStacksNode implements FakeNode {
   }
 
   private async answer(route: Route, record: FakeRequest, res: ServerResponse): Promise<void> {
-    const tipHeader = { 'x-canonical-stacks-tip-height': String(this.tipHeight) };
+    const tipHeader: Record<string, string> = this.sendTipHeader
+      ? { 'x-canonical-stacks-tip-height': String(this.tip) }
+      : {};
     switch (route.kind) {
-      case 'info':
+      case 'info': {
+        const tip = this.block(this.tip);
         sendJson(
           res,
           {
             peer_version: 402653196,
-            burn_block_height: this.tipHeight + 800_000,
-            stacks_tip_height: this.tipHeight,
-            stacks_tip: `0x${this.tipHeight.toString(16).padStart(64, '0')}`,
-            stacks_tip_consensus_hash: `${this.tipHeight.toString(16).padStart(40, '0')}`,
+            burn_block_height: tip.burnBlockHeight,
+            stacks_tip_height: tip.height,
+            stacks_tip: tip.blockHash,
+            stacks_tip_consensus_hash: tip.consensusHash,
             server_version: 'fake-stacks-node',
             network_id: 2147483648,
           },
           tipHeader,
         );
         return;
+      }
       case 'interface': {
         const abi = this.abis.get(`${route.address}.${route.contractName}`);
         if (abi === undefined)
@@ -533,6 +616,16 @@ class FakeStacksNode implements FakeNode {
           sendJson(res, { okay: false, cause: `RuntimeCheck(NoSuchContract("${contractId}"))` }, tipHeader);
           return;
         }
+        const tip = record.query['tip'];
+        let height = this.tip;
+        if (tip !== undefined && /^(?:0x)?[0-9a-fA-F]{64}$/.test(tip)) {
+          const pinned = this.heightOf(tip);
+          if (pinned === undefined) {
+            send(res, 404, 'Chain tip not found', { 'content-type': 'text/plain' });
+            return;
+          }
+          height = pinned;
+        }
         const entry = this.readOnly.get(`${contractId}::${route.functionName}`);
         if (entry === undefined) {
           sendJson(
@@ -550,7 +643,8 @@ class FakeStacksNode implements FakeNode {
                 functionName: route.functionName!,
                 sender,
                 arguments: args,
-                tip: record.query['tip'],
+                tip,
+                height,
                 request: record,
               })
             : entry;

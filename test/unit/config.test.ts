@@ -24,6 +24,35 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c.upstreamUrls)).toBe(true);
   });
 
+  it('leaves chain-aware freshness off by default and reads its variables', () => {
+    expect(loadConfig({})).toMatchObject({
+      chainTipMaxAgeMs: 5000,
+      cacheMaxBlocks: undefined,
+      cacheStaleWhileRevalidateS: 0,
+      cacheStaleIfErrorS: 0,
+      cacheStaleMaxS: 86_400,
+    });
+    expect(
+      loadConfig({
+        CHAIN_TIP_MAX_AGE_MS: '250',
+        CACHE_MAX_BLOCKS: '0',
+        CACHE_STALE_WHILE_REVALIDATE_S: '30',
+        CACHE_STALE_IF_ERROR_S: '600',
+        CACHE_STALE_MAX_S: '3600',
+      }),
+    ).toMatchObject({
+      chainTipMaxAgeMs: 250,
+      cacheMaxBlocks: 0,
+      cacheStaleWhileRevalidateS: 30,
+      cacheStaleIfErrorS: 600,
+      cacheStaleMaxS: 3600,
+    });
+    for (const name of ['CACHE_MAX_BLOCKS', 'CACHE_STALE_IF_ERROR_S', 'CHAIN_TIP_MAX_AGE_MS']) {
+      expect(() => loadConfig({ [name]: '-1' })).toThrow(name);
+      expect(() => loadConfig({ [name]: '1.5' })).toThrow(name);
+    }
+  });
+
   it('reads every variable, trimming trailing slashes from upstream URLs', () => {
     const c = loadConfig({
       PORT: '8080',
@@ -75,6 +104,28 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ [name]: '1000' })).toThrow(`invalid configuration: ${name} must be between`);
       expect(() => loadConfig({ [name]: '32MB' })).toThrow(`${name} must be a whole number`);
     }
+  });
+
+  it('bounds a batch by BATCH_MAX_CALLS (default 100)', () => {
+    expect(loadConfig({}).batchMaxCalls).toBe(100);
+    expect(loadConfig({ BATCH_MAX_CALLS: '7' }).batchMaxCalls).toBe(7);
+    expect(() => loadConfig({ BATCH_MAX_CALLS: '0' })).toThrow('BATCH_MAX_CALLS must be between 1');
+    expect(() => loadConfig({ BATCH_MAX_CALLS: 'many' })).toThrow('BATCH_MAX_CALLS must be a whole number');
+  });
+
+  it('remembers unknown contracts for CACHE_NEGATIVE_TTL_S seconds (default 30, 0 = never, at most a day)', () => {
+    expect(loadConfig({}).cacheNegativeTtlS).toBe(30);
+    expect(loadConfig({ CACHE_NEGATIVE_TTL_S: '0' }).cacheNegativeTtlS).toBe(0);
+    expect(loadConfig({ CACHE_NEGATIVE_TTL_S: '86400' }).cacheNegativeTtlS).toBe(86_400);
+    expect(() => loadConfig({ CACHE_NEGATIVE_TTL_S: '86401' })).toThrow(
+      'invalid configuration: CACHE_NEGATIVE_TTL_S must be between 0 and 86400',
+    );
+    expect(() => loadConfig({ CACHE_NEGATIVE_TTL_S: '-1' })).toThrow(
+      'CACHE_NEGATIVE_TTL_S must be a whole number',
+    );
+    expect(() => loadConfig({ CACHE_NEGATIVE_TTL_S: '30s' })).toThrow(
+      'CACHE_NEGATIVE_TTL_S must be a whole number',
+    );
   });
 
   it('needs a redis:// REDIS_URL for CACHE_STORE=redis', () => {

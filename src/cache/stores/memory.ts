@@ -7,6 +7,7 @@
 import { LRUCache } from 'lru-cache';
 import { type CacheEntry, isLive, newEntry } from '../entry.js';
 import type { CacheStore, EntryMeta } from '../store.js';
+import { SortedKeys } from './sorted-keys.js';
 
 export interface MemoryStoreOptions {
   /** Most entries held; the least recently used is evicted beyond it. */
@@ -18,6 +19,8 @@ export interface MemoryStoreOptions {
   readonly maxBytes?: number;
   /** Clock in epoch ms; injectable so tests can advance time without sleeping. */
   readonly now?: () => number;
+  /** Keep the keys in order too, for pages of a listing (the memory store; not a hot tier). */
+  readonly ordered?: boolean;
 }
 
 /** Rough per-entry bookkeeping cost, so that many tiny entries still count. */
@@ -34,6 +37,7 @@ export function approximateBytes(key: string, entry: CacheEntry): number {
 export class EntryLru {
   readonly #lru: LRUCache<string, CacheEntry>;
   readonly #now: () => number;
+  readonly #sorted: SortedKeys | undefined;
 
   constructor(options: MemoryStoreOptions) {
     if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1) {
@@ -41,7 +45,18 @@ export class EntryLru {
     }
     this.#now = options.now ?? Date.now;
     const now = this.#now;
+    const sorted = options.ordered === true ? new SortedKeys() : undefined;
+    this.#sorted = sorted;
     this.#lru = new LRUCache<string, CacheEntry>({
+      // Every way a key leaves (evicted, expired, deleted) leaves the order too; an
+      // overwrite ('set') keeps it.
+      ...(sorted === undefined
+        ? {}
+        : {
+            dispose: (_entry: CacheEntry, key: string, reason: LRUCache.DisposeReason) => {
+              if (reason !== 'set') sorted.remove(key);
+            },
+          }),
       max: options.maxEntries,
       ...(options.maxBytes === undefined
         ? {}
@@ -66,14 +81,36 @@ export class EntryLru {
   put(key: string, entry: CacheEntry): void {
     if (entry.expiresAt === null) {
       this.#lru.set(key, entry);
-      return;
+    } else {
+      const left = entry.expiresAt - this.#now();
+      if (left <= 0) {
+        this.#lru.delete(key);
+        return;
+      }
+      this.#lru.set(key, entry, { ttl: Math.ceil(left) });
     }
-    const left = entry.expiresAt - this.#now();
-    if (left <= 0) {
-      this.#lru.delete(key);
-      return;
-    }
-    this.#lru.set(key, entry, { ttl: Math.ceil(left) });
+    // Only when kept: an entry larger than the byte budget is refused by set().
+    if (this.#sorted !== undefined && this.#lru.has(key)) this.#sorted.add(key);
+  }
+
+  /** A page of live keys under prefix, in order (ordered only; see SortedKeys). */
+  page(prefix: string, after: string | undefined, limit: number): string[] {
+    if (this.#sorted === undefined) throw new Error('this EntryLru keeps no key order');
+    const now = this.#now();
+    return this.#sorted.page(prefix, after, limit, (key) => {
+      const entry = this.#lru.peek(key);
+      return entry !== undefined && isLive(entry, now);
+    });
+  }
+
+  /** Live keys under prefix (ordered only): a walk of the prefix's range. */
+  countOrdered(prefix: string): number {
+    if (this.#sorted === undefined) throw new Error('this EntryLru keeps no key order');
+    const now = this.#now();
+    return this.#sorted.countPrefix(prefix, (key) => {
+      const entry = this.#lru.peek(key);
+      return entry !== undefined && isLive(entry, now);
+    });
   }
 
   delete(key: string): boolean {
@@ -95,6 +132,7 @@ export class EntryLru {
 
   clear(): void {
     this.#lru.clear();
+    this.#sorted?.clear();
   }
 
   /** Entries held, expired ones not yet dropped included. */
@@ -114,7 +152,7 @@ export class MemoryStore implements CacheStore {
   readonly #now: () => number;
 
   constructor(options: MemoryStoreOptions) {
-    this.#entries = new EntryLru(options);
+    this.#entries = new EntryLru({ ...options, ordered: true });
     this.#now = options.now ?? Date.now;
   }
 
@@ -132,6 +170,14 @@ export class MemoryStore implements CacheStore {
 
   async list(prefix: string): Promise<string[]> {
     return this.#entries.keys(prefix);
+  }
+
+  async listPage(prefix: string, after: string | undefined, limit: number): Promise<string[]> {
+    return this.#entries.page(prefix, after, limit);
+  }
+
+  async count(prefix: string): Promise<number> {
+    return this.#entries.countOrdered(prefix);
   }
 
   async close(): Promise<void> {

@@ -9,11 +9,15 @@
  *                      its first ':', '' for keys without one), scored by expiresAt (+inf
  *                      for never), so list() needs neither KEYS nor SCAN and skips expired
  *                      keys by score
+ *   {p}lex:{ns}        the same keys, all scored 0, so that they are ordered by key: one
+ *                      page of a listing (listPage) is a ZRANGEBYLEX from a cursor, never a
+ *                      read of the whole namespace (known contracts, issue 12 defect 5)
  *   {p}namespaces      set of the namespaces in use (only read when listing a prefix that
  *                      has no ':')
  *
- * Index members whose entry has expired are trimmed on every write to that namespace and
- * on every list; members whose key is gone for another reason (eviction, a DEL from
+ * Index members whose entry has expired are trimmed from both sets (TRIM, a script: the
+ * lex set cannot be trimmed by score) on every write to that namespace and on every list;
+ * members whose key is gone for another reason (eviction, a DEL from
  * outside) are dropped when list() notices. Run Redis with a no-eviction or volatile-*
  * policy: an evicted index loses the listing of its namespace.
  *
@@ -24,6 +28,7 @@ import type { Redis } from 'ioredis';
 import { KEY_PREFIX, RedisConnection, type RedisConnectionOptions } from '../../redis/connection.js';
 import { type CacheEntry, isLive, newEntry } from '../entry.js';
 import type { CacheStore, EntryMeta } from '../store.js';
+import { prefixSuccessor } from './key-range.js';
 
 export type { RedisStatus } from '../../redis/connection.js';
 
@@ -43,6 +48,21 @@ interface Encoded {
   /** tipHeight; absent in values written by an older version. */
   h?: number | null;
 }
+
+/**
+ * Remove up to ARGV[2] members whose expiry (their score in KEYS[1], the expiry index) is
+ * at or before ARGV[1] from both index sets (KEYS[2]: the lex set). Bounded per call so a
+ * write never does unbounded work; every write trims, so the sets keep up with expiries.
+ */
+const TRIM = `
+local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #dead > 0 then
+  redis.call('ZREM', KEYS[1], unpack(dead))
+  redis.call('ZREM', KEYS[2], unpack(dead))
+end
+return #dead
+`;
+const TRIM_BATCH = 1000;
 
 const isTime = (x: unknown): x is number | null => x === null || typeof x === 'number';
 
@@ -80,6 +100,12 @@ function decode(raw: string, key: string): CacheEntry {
   };
 }
 
+/** The exclusive ZRANGEBYLEX upper bound of the keys under prefix ('+': none). */
+function prefixUpper(prefix: string): string {
+  const upper = prefixSuccessor(prefix);
+  return upper === undefined ? '+' : `(${upper}`;
+}
+
 /** Throw the first error of a MULTI/pipeline result; return the replies. */
 function replies(result: [Error | null, unknown][] | null): unknown[] {
   if (result === null) throw new Error('redis transaction aborted');
@@ -95,6 +121,8 @@ export class RedisStore implements CacheStore {
   readonly #connection: RedisConnection;
   readonly #client: Redis;
   readonly #now: () => number;
+  /** Namespaces whose lex set is known to hold every indexed key (see #backfillLex). */
+  readonly #lexChecked = new Set<string>();
 
   constructor(options: RedisStoreOptions) {
     this.keyPrefix = options.keyPrefix ?? KEY_PREFIX;
@@ -139,7 +167,8 @@ export class RedisStore implements CacheStore {
     if (expiresAt === null) tx.set(this.#dataKey(key), json);
     else tx.set(this.#dataKey(key), json, 'PX', Math.max(1, Math.ceil(expiresAt - now)));
     tx.zadd(index, expiresAt === null ? '+inf' : String(expiresAt), key);
-    tx.zremrangebyscore(index, '-inf', String(now));
+    tx.zadd(this.#lexKey(ns), 0, key);
+    tx.eval(TRIM, 2, index, this.#lexKey(ns), String(now), TRIM_BATCH);
     tx.sadd(this.#namespacesKey(), ns);
     replies(await tx.exec());
   }
@@ -150,6 +179,7 @@ export class RedisStore implements CacheStore {
         .multi()
         .del(this.#dataKey(key))
         .zrem(this.#indexKey(namespaceOf(key)), key)
+        .zrem(this.#lexKey(namespaceOf(key)), key)
         .exec(),
     );
     return removed === 1;
@@ -161,7 +191,7 @@ export class RedisStore implements CacheStore {
     const read = this.#client.pipeline();
     for (const ns of namespaces) {
       read.zrangebyscore(this.#indexKey(ns), `(${now}`, '+inf');
-      read.zremrangebyscore(this.#indexKey(ns), '-inf', String(now));
+      read.eval(TRIM, 2, this.#indexKey(ns), this.#lexKey(ns), String(now), TRIM_BATCH);
     }
     const results = replies(await read.exec());
     const candidates: string[] = [];
@@ -177,14 +207,90 @@ export class RedisStore implements CacheStore {
     const gone = this.#client.pipeline();
     candidates.forEach((key, i) => {
       if (exists[i] === 1) live.push(key);
-      else gone.zrem(this.#indexKey(namespaceOf(key)), key);
+      else gone.zrem(this.#indexKey(namespaceOf(key)), key).zrem(this.#lexKey(namespaceOf(key)), key);
     });
     if (gone.length > 0) replies(await gone.exec());
     return live;
   }
 
+  /**
+   * A page of the live keys under prefix, in key order, from the lex set of prefix's
+   * namespace: ZRANGEBYLEX from the cursor, then one pipeline checking each candidate's
+   * expiry (its score in the expiry index) and existence. Dead members are dropped from both
+   * sets and the page is topped up, so a page costs about `limit` members however large the
+   * namespace.
+   */
+  async listPage(prefix: string, after: string | undefined, limit: number): Promise<string[]> {
+    const ns = namespaceOf(prefix);
+    if (ns === '' && !prefix.includes(':')) {
+      // No namespace to page within: the whole listing, sorted (only for such odd prefixes).
+      const all = (await this.list(prefix)).sort();
+      return all.filter((k) => after === undefined || k > after).slice(0, limit);
+    }
+    await this.#backfillLex(ns);
+    const lex = this.#lexKey(ns);
+    const index = this.#indexKey(ns);
+    const upper = prefixUpper(prefix);
+    const out: string[] = [];
+    let from = after !== undefined && after >= prefix ? `(${after}` : `[${prefix}`;
+    while (out.length < limit) {
+      const want = limit - out.length;
+      const members = await this.#client.zrangebylex(lex, from, upper, 'LIMIT', 0, want);
+      if (members.length === 0) break;
+      const now = this.#now();
+      const check = this.#client.pipeline();
+      for (const key of members) check.zscore(index, key).exists(this.#dataKey(key));
+      const answers = replies(await check.exec());
+      const gone = this.#client.pipeline();
+      members.forEach((key, i) => {
+        const score = answers[i * 2] as string | null;
+        const exists = answers[i * 2 + 1] === 1;
+        const live = score !== null && (score === 'inf' || Number(score) > now);
+        if (live && exists) out.push(key);
+        else gone.zrem(index, key).zrem(lex, key);
+      });
+      if (gone.length > 0) replies(await gone.exec());
+      if (members.length < want) break;
+      from = `(${members[members.length - 1]!}`;
+    }
+    return out;
+  }
+
+  /** Live keys under prefix: exact for a whole namespace (by expiry score), else from the lex set. */
+  async count(prefix: string): Promise<number> {
+    const ns = namespaceOf(prefix);
+    if (ns !== '' && prefix === ns) return this.#client.zcount(this.#indexKey(ns), `(${this.#now()}`, '+inf');
+    if (ns === '' && !prefix.includes(':')) return (await this.list(prefix)).length;
+    await this.#backfillLex(ns);
+    return this.#client.zlexcount(this.#lexKey(ns), `[${prefix}`, prefixUpper(prefix));
+  }
+
   close(): Promise<void> {
     return this.#connection.close();
+  }
+
+  /**
+   * Keys written by a version without the lex sets are in the expiry index only: copy them
+   * over, once per namespace and process, in batches (upgrades keep the cache listed).
+   */
+  async #backfillLex(ns: string): Promise<void> {
+    if (this.#lexChecked.has(ns)) return;
+    const index = this.#indexKey(ns);
+    const lex = this.#lexKey(ns);
+    const [indexed, ordered] = await Promise.all([this.#client.zcard(index), this.#client.zcard(lex)]);
+    if (ordered < indexed) {
+      const batch = 1000;
+      for (let start = 0; start < indexed; start += batch) {
+        const keys = await this.#client.zrange(index, start, start + batch - 1);
+        if (keys.length === 0) break;
+        await this.#client.zadd(lex, ...keys.flatMap((k) => [0, k]));
+      }
+    }
+    this.#lexChecked.add(ns);
+  }
+
+  #lexKey(ns: string): string {
+    return `${this.keyPrefix}lex:${ns}`;
   }
 
   #dataKey(key: string): string {

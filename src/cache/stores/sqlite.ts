@@ -11,6 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { type CacheEntry, isLive, newEntry } from '../entry.js';
 import type { CacheStore, EntryMeta } from '../store.js';
+import { prefixSuccessor } from './key-range.js';
 import { describeOpenFailure, fileIdentity, sameFile, storeError } from './sqlite-faults.js';
 
 /**
@@ -42,23 +43,11 @@ interface Row {
   tip_height: number | null;
 }
 
-/**
- * The smallest string greater than every string that starts with prefix, in SQLite's BINARY
- * (UTF-8 byte) order, which is code point order: bump the last code point, dropping trailing
- * U+10FFFF. undefined when there is no upper bound (empty prefix, or only U+10FFFF).
- */
-export function prefixSuccessor(prefix: string): string | undefined {
-  const points = Array.from(prefix, (ch) => ch.codePointAt(0)!);
-  while (points.length > 0) {
-    const last = points.pop()!;
-    if (last < 0x10ffff) {
-      // Surrogate code points cannot occur in UTF-8 text: skip to the next scalar value.
-      const next = last + 1 >= 0xd800 && last + 1 <= 0xdfff ? 0xe000 : last + 1;
-      points.push(next);
-      return String.fromCodePoint(...points);
-    }
-  }
-  return undefined;
+export { prefixSuccessor } from './key-range.js';
+
+/** A bound above every key under prefix (the empty prefix has none: above any real key). */
+function upperBound(prefix: string): string {
+  return prefixSuccessor(prefix) ?? String.fromCodePoint(0x10ffff).repeat(8);
 }
 
 const SCHEMA = `
@@ -122,6 +111,8 @@ export class SqliteStore implements CacheStore {
   readonly #listRange: Database.Statement<[string, string, number], string>;
   readonly #listFrom: Database.Statement<[string, number], string>;
   readonly #sweep: Database.Statement<[number]>;
+  readonly #page: Database.Statement<[string, string, string, number, number], string>;
+  readonly #count: Database.Statement<[string, string, number], number>;
 
   /**
    * Open (creating the directory, file and table as needed) `dir/file`. Rows written by an
@@ -177,6 +168,18 @@ export class SqliteStore implements CacheStore {
         )
         .pluck();
       this.#sweep = db.prepare('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= ?');
+      // Pages and counts walk the primary-key index from a bound: no sort, no full scan.
+      this.#page = db
+        .prepare<[string, string, string, number, number], string>(
+          `SELECT key FROM entries WHERE key >= ? AND key > ? AND key < ?
+             AND (expires_at IS NULL OR expires_at > ?) ORDER BY key LIMIT ?`,
+        )
+        .pluck();
+      this.#count = db
+        .prepare<[string, string, number], number>(
+          'SELECT COUNT(*) FROM entries WHERE key >= ? AND key < ? AND (expires_at IS NULL OR expires_at > ?)',
+        )
+        .pluck();
     } catch (err) {
       db.close();
       throw err;
@@ -262,6 +265,14 @@ export class SqliteStore implements CacheStore {
     const now = this.#now();
     const upper = prefixSuccessor(prefix);
     return upper === undefined ? this.#listFrom.all(prefix, now) : this.#listRange.all(prefix, upper, now);
+  }
+
+  async listPage(prefix: string, after: string | undefined, limit: number): Promise<string[]> {
+    return this.#page.all(prefix, after ?? '', upperBound(prefix), this.#now(), limit);
+  }
+
+  async count(prefix: string): Promise<number> {
+    return this.#count.get(prefix, upperBound(prefix), this.#now()) ?? 0;
   }
 
   /** Delete every expired row now; returns how many went. Runs periodically on its own. */

@@ -168,6 +168,27 @@ export class TieredStore implements CacheStore {
     return [...keys];
   }
 
+  /**
+   * A page from the cold store's index (the source of truth). Unlike list(), hot entries
+   * whose cold write failed are not merged in: merging would mean scanning the hot tier for
+   * every page.
+   */
+  listPage(prefix: string, after: string | undefined, limit: number): Promise<string[]> {
+    if (this.cold.listPage === undefined) return this.#sortedPage(prefix, after, limit);
+    return this.cold.listPage(prefix, after, limit);
+  }
+
+  async count(prefix: string): Promise<number> {
+    if (this.cold.count === undefined) return (await this.list(prefix)).length;
+    return this.cold.count(prefix);
+  }
+
+  /** For a cold store without an index of its own: list whole and sort (bounded by it). */
+  async #sortedPage(prefix: string, after: string | undefined, limit: number): Promise<string[]> {
+    const keys = (await this.list(prefix)).sort();
+    return keys.filter((k) => after === undefined || k > after).slice(0, limit);
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

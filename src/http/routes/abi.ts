@@ -2,8 +2,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../api/envelope.js';
-import { AbiParams, ErrorEnvelope, KnownContractsData, successEnvelope } from '../../api/schemas.js';
-import type { AbiRegistry } from '../../service/abi-registry.js';
+import {
+  AbiParams,
+  ErrorEnvelope,
+  KnownContractsData,
+  KnownContractsQuery,
+  successEnvelope,
+} from '../../api/schemas.js';
+import { GatewayError } from '../../errors.js';
+import {
+  type AbiRegistry,
+  KNOWN_CONTRACTS_DEFAULT_LIMIT,
+  KNOWN_CONTRACTS_MAX_LIMIT,
+} from '../../service/abi-registry.js';
+import { requestContext } from '../request-context.js';
 
 /** ABI query parameters; others are ignored (additional properties allowed). */
 const AbiQuery = Type.Object(
@@ -44,10 +56,15 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
     },
     async (request, reply) => {
       const { network, bustCache } = request.query;
-      const answer = await abis.answer(request.params.contractAddress, request.params.contractName, {
-        network,
-        bust: bustCache === 'true',
-      });
+      const answer = await abis.answer(
+        request.params.contractAddress,
+        request.params.contractName,
+        {
+          network,
+          bust: bustCache === 'true',
+        },
+        requestContext(request),
+      );
       // Already JSON: Fastify sends a string payload as it is, without the response serializer.
       return reply
         .code(answer.status)
@@ -60,14 +77,36 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
     '/contract-calls/known-contracts',
     {
       schema: {
-        summary: 'List the contracts whose ABI is cached (local data only)',
+        summary: 'List the contracts whose ABI is cached (local data only), a page at a time',
         tags: ['contract-calls'],
-        response: { 200: successEnvelope(KnownContractsData), '5xx': ErrorEnvelope },
+        querystring: KnownContractsQuery,
+        response: { 200: successEnvelope(KnownContractsData), '4xx': ErrorEnvelope, '5xx': ErrorEnvelope },
       },
     },
-    async () => {
-      const cached = await abis.known();
-      return ok({ stats: { total: cached.length, cached: cached.length }, contracts: { cached } });
+    async (request) => {
+      const page = await abis.known({
+        limit: parseLimit(request.query.limit),
+        ...(request.query.cursor === undefined ? {} : { cursor: request.query.cursor }),
+      });
+      return ok({
+        stats: { total: page.total, cached: page.total },
+        contracts: { cached: page.contracts },
+        ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+      });
     },
   );
 };
+
+/** ?limit=: a whole number from 1 to KNOWN_CONTRACTS_MAX_LIMIT; absent = the default page. */
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return KNOWN_CONTRACTS_DEFAULT_LIMIT;
+  const n = /^\d{1,6}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= 1 && n <= KNOWN_CONTRACTS_MAX_LIMIT)) {
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      `limit must be a whole number from 1 to ${KNOWN_CONTRACTS_MAX_LIMIT}, got "${raw}"`,
+      { limit: raw },
+    );
+  }
+  return n;
+}

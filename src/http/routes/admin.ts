@@ -7,7 +7,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../api/envelope.js';
-import { AbiParams, ErrorEnvelope, ReadOnlyBody, successEnvelope } from '../../api/schemas.js';
+import { EXAMPLE_CONTRACT_ID, EXAMPLE_PATH_PARAMS, EXAMPLE_READ_ONLY_BODY } from '../../api/examples.js';
+import {
+  AbiParams,
+  ErrorEnvelope,
+  ReadOnlyBody,
+  ReadOnlyParams,
+  successEnvelope,
+} from '../../api/schemas.js';
 import { GatewayError } from '../../errors.js';
 import type { CacheAdmin } from '../../service/cache-admin.js';
 import { parseContractRef } from '../../service/contract-ref.js';
@@ -93,11 +100,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
         summary: 'Remove every cached result of one function of a contract',
         tags: ['admin'],
         security,
-        params: Type.Object({
-          contractAddress: Type.String(),
-          contractName: Type.String(),
-          functionName: Type.String(),
-        }),
+        params: ReadOnlyParams,
         response: { 200: Deleted, ...errors },
       },
     },
@@ -116,14 +119,26 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
           'The body is a read-only request body plus contractAddress, contractName and functionName.',
         tags: ['admin'],
         security,
-        body: Type.Composite([
-          Type.Object({
-            contractAddress: Type.String(),
-            contractName: Type.String(),
-            functionName: Type.String(),
-          }),
-          Type.Omit(ReadOnlyBody, ['cacheControl', 'strictJsonCompat', 'preserveContainers']),
-        ]),
+        body: Type.Composite(
+          [
+            Type.Object({
+              contractAddress: Type.String(),
+              contractName: Type.String(),
+              functionName: Type.String(),
+            }),
+            Type.Omit(ReadOnlyBody, ['cacheControl', 'strictJsonCompat', 'preserveContainers']),
+          ],
+          {
+            examples: [
+              {
+                contractAddress: EXAMPLE_PATH_PARAMS.contractAddress,
+                contractName: EXAMPLE_PATH_PARAMS.contractName,
+                functionName: EXAMPLE_PATH_PARAMS.functionName,
+                ...EXAMPLE_READ_ONLY_BODY,
+              },
+            ],
+          },
+        ),
         response: { 200: Deleted, ...errors },
       },
     },
@@ -137,12 +152,19 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
         summary: 'Fetch and cache the ABIs of a list of contracts',
         tags: ['admin'],
         security,
-        body: Type.Object({
-          contracts: Type.Array(Type.String({ description: 'address.contract-name' }), {
-            minItems: 1,
-            maxItems: 100,
-          }),
-        }),
+        body: Type.Object(
+          {
+            contracts: Type.Array(Type.String({ description: 'address.contract-name' }), {
+              minItems: 1,
+              maxItems: 100,
+            }),
+          },
+          {
+            examples: [
+              { contracts: [EXAMPLE_CONTRACT_ID, `${EXAMPLE_PATH_PARAMS.contractAddress}.demo-nft`] },
+            ],
+          },
+        ),
         response: {
           200: successEnvelope(
             Type.Object({

@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '../../api/schemas.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
 import { offerReplay } from '../fast-lane.js';
+import { requestContext } from '../request-context.js';
 
 export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService }> = async (
   app,
@@ -19,7 +20,7 @@ export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService
       schema: {
         summary: 'Call a read-only contract function (cached)',
         description:
-          'Validates the arguments against the contract ABI, answers from the cache when it can, and otherwise makes one (coalesced) upstream call. Carries Cache-Status and Age headers.',
+          'Validates the arguments against the contract ABI, answers from the cache when it can, and otherwise makes one (coalesced) upstream call. Carries Cache-Status (RFC 9211: hit, fwd=miss, fwd=request, fwd=stale; detail=stale-while-revalidate or detail=stale-if-error for a stale answer) and Age headers, and X-Canonical-Stacks-Tip-Height: the chain tip height the result was read at (for a hit, the height stored with it), when known. `tip` pins the read to a block (index block hash); cacheControl.maxBlocks bounds how many blocks old a cached result may be; cacheControl.staleWhileRevalidate / staleIfError allow a stale answer (see the README, "Freshness"). An unknown tip is UPSTREAM_API_ERROR 404 with details.tip.',
         tags: ['contract-calls'],
         params: ReadOnlyParams,
         body: ReadOnlyBody,
@@ -35,6 +36,7 @@ export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService
       const answer = await service.answer(
         { ...request.params, ...request.body },
         raw === undefined ? undefined : { url: request.url, body: raw },
+        requestContext(request),
       );
       offerReplay(request, answer.reuse);
       // Already JSON: Fastify sends a string payload as it is.

@@ -11,8 +11,19 @@
 import { GatewayError } from '../../errors.js';
 
 export interface Budget {
-  /** Resolves when a token is granted; rejects with GatewayError RATE_LIMIT_EXCEEDED otherwise. */
-  take(): Promise<void>;
+  /**
+   * Resolves when a token is granted; rejects with GatewayError RATE_LIMIT_EXCEEDED when it
+   * would not come within `maxWaitMs` (default: the queue timeout). `take(0)` never waits: the
+   * pool asks every upstream that way before anyone queues (upstream/pool.ts).
+   */
+  take(maxWaitMs?: number): Promise<void>;
+  /**
+   * About how long until `tokens` more tokens could be granted, behind those already queued
+   * here (0 = now). Exact for the local bucket, from the last known level for the shared one.
+   * The pool's queue uses it to refuse at once a caller whose turn would come too late.
+   * Optional for stand-ins (tests): absent means "now".
+   */
+  waitEstimateMs?(tokens: number): number;
   /** Tokens that could be granted right now (0 while anyone is queued). For metrics. */
   available(): number;
   /** Callers waiting for a token. For metrics. */
@@ -67,12 +78,12 @@ export function budgetExhaustedError(label: string, queueTimeoutMs: number, wait
   );
 }
 
-/** The budget was closed (shutdown): retryable, another instance may answer. */
+/** The budget was closed (shutdown): SERVICE_UNAVAILABLE 503, retryable, another instance may answer. */
 export function budgetClosedError(label: string): GatewayError {
   return new GatewayError(
-    'UPSTREAM_API_ERROR',
-    `upstream request budget for ${label} is closed (shutting down)`,
+    'SERVICE_UNAVAILABLE',
+    `the gateway is shutting down; upstream request budget for ${label} is closed`,
     { retryable: true, reason: 'closed' },
-    { status: 502 },
+    { status: 503 },
   );
 }

@@ -64,7 +64,7 @@ export class TokenBucket implements Budget {
     this.lastRefill = this.now();
   }
 
-  take(): Promise<void> {
+  take(maxWaitMs: number = this.queueTimeoutMs): Promise<void> {
     if (this.closed) return Promise.reject(this.closedError());
     this.refill();
     if (this.waiters.length === 0 && this.tokens >= 1 - EPSILON) {
@@ -74,9 +74,9 @@ export class TokenBucket implements Budget {
     // Tokens still needed before this caller is served: one per earlier waiter, plus its own.
     const deficit = this.waiters.length + 1 - this.tokens;
     const waitMs = Math.ceil(deficit * this.intervalMs - EPSILON);
-    if (waitMs > this.queueTimeoutMs) return Promise.reject(this.rateLimited(waitMs));
+    if (waitMs > maxWaitMs) return Promise.reject(this.rateLimited(waitMs));
     return new Promise<void>((resolve, reject) => {
-      this.waiters.push({ resolve, reject, deadline: this.now() + this.queueTimeoutMs });
+      this.waiters.push({ resolve, reject, deadline: this.now() + maxWaitMs });
       this.schedule();
     });
   }
@@ -89,6 +89,13 @@ export class TokenBucket implements Budget {
 
   queued(): number {
     return this.waiters.length;
+  }
+
+  waitEstimateMs(tokens: number): number {
+    if (this.closed) return Number.POSITIVE_INFINITY;
+    this.refill();
+    const deficit = this.waiters.length + tokens - this.tokens;
+    return Math.max(0, Math.ceil(deficit * this.intervalMs - EPSILON));
   }
 
   close(): void {
@@ -160,6 +167,24 @@ export function createTokenBuckets<N extends string>(
       ...budgetSettings(config),
       label: id,
       ...(now === undefined ? {} : { now }),
+    });
+  }
+  return out;
+}
+
+/** One in-process TokenBucket per configured upstream, each at its own rate, by upstream id. */
+export function createUpstreamBuckets(
+  upstreams: readonly { readonly id: string; readonly rateLimitPerMinute: number }[],
+  config: Pick<BudgetConfig, 'upstreamQueueTimeoutMs'>,
+): Record<string, TokenBucket> {
+  const out: Record<string, TokenBucket> = {};
+  for (const u of upstreams) {
+    out[u.id] = new TokenBucket({
+      ...budgetSettings({
+        upstreamRateLimitPerMinute: u.rateLimitPerMinute,
+        upstreamQueueTimeoutMs: config.upstreamQueueTimeoutMs,
+      }),
+      label: u.id,
     });
   }
   return out;

@@ -95,6 +95,77 @@ describe('ReadThroughCache', () => {
     expect((await cache.get('f', async () => 'ok')).outcome).toBe('miss');
   });
 
+  /** A loader that says when it starts and answers when told. */
+  function heldLoader() {
+    const started = deferred<void>();
+    const value = deferred<string>();
+    let calls = 0;
+    return {
+      load: () => {
+        calls++;
+        started.resolve();
+        return value.promise;
+      },
+      started: started.promise,
+      answer: (v: string) => value.resolve(v),
+      get calls() {
+        return calls;
+      },
+    };
+  }
+
+  it('a bust that arrives while an older load is in flight starts a new load; the older value is not stored over it', async () => {
+    const { cache, store } = setup();
+    const older = heldLoader();
+    const newer = heldLoader();
+    const first = cache.get('k', older.load);
+    await older.started;
+    const bust = cache.get('k', newer.load, { bust: true });
+    await newer.started;
+    // A plain request after the bust joins the newer load, not the older one.
+    const later = cache.get('k', async () => 'never');
+    newer.answer('new');
+    expect(await bust).toMatchObject({ value: 'new', outcome: 'bypass', stored: true });
+    expect(await later).toMatchObject({ value: 'new', outcome: 'coalesced' });
+    older.answer('old');
+    // The older request still gets its own load's value, but does not store it.
+    expect(await first).toMatchObject({ value: 'old', outcome: 'miss', stored: false });
+    expect((await store.get('k'))?.value).toBe('new');
+    expect(older.calls + newer.calls).toBe(2);
+    expect(cache.inflight).toBe(0);
+  });
+
+  it('a superseded load that ends first does not store either: the bust stores its own', async () => {
+    const { cache, store } = setup();
+    const older = heldLoader();
+    const newer = heldLoader();
+    const first = cache.get('k', older.load);
+    await older.started;
+    const bust = cache.get('k', newer.load, { bust: true });
+    await newer.started;
+    older.answer('old');
+    expect(await first).toMatchObject({ value: 'old', stored: false });
+    expect(await store.get('k')).toBeUndefined();
+    newer.answer('new');
+    expect(await bust).toMatchObject({ value: 'new', stored: true });
+    expect((await store.get('k'))?.value).toBe('new');
+  });
+
+  it('a bust with skipCache has no value to protect: the older load still stores its own', async () => {
+    const { cache, store } = setup();
+    const older = heldLoader();
+    const newer = heldLoader();
+    const first = cache.get('k', older.load);
+    await older.started;
+    const bust = cache.get('k', newer.load, { bust: true, skip: true });
+    await newer.started;
+    newer.answer('new');
+    expect(await bust).toMatchObject({ value: 'new', stored: false });
+    older.answer('old');
+    expect(await first).toMatchObject({ value: 'old', stored: true });
+    expect((await store.get('k'))?.value).toBe('old');
+  });
+
   it('a joiner that wants the value stored stores it when the leader skipped', async () => {
     const { cache, store } = setup();
     const gate = deferred<string>();
@@ -143,7 +214,8 @@ describe('ReadThroughCache', () => {
     const cache = new ReadThroughCache(flaky, { onStoreError: (_e, op) => errors.push(op) });
     const gate = deferred<string>();
     const leader = cache.get('k', () => gate.promise, { bust: true });
-    const joiner = cache.get('k', async () => 'unused', { bust: true });
+    // (A plain request joins; a second bust would start its own load.)
+    const joiner = cache.get('k', async () => 'unused');
     gate.resolve('v1');
     expect(await leader).toMatchObject({ value: 'v1', outcome: 'bypass', stored: false });
     expect(await joiner).toMatchObject({ value: 'v1', outcome: 'coalesced', stored: false });

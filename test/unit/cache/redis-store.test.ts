@@ -50,6 +50,35 @@ describe.skipIf(server === undefined)('RedisStore against a real redis-server', 
     await server!.stop();
   });
 
+  it('pages keys written by a version without the lex index (it is filled from the expiry index once)', async () => {
+    const { store } = makeStore();
+    await store.connect();
+    const p = store.keyPrefix;
+    for (const name of ['b', 'a', 'c']) await store.set(`abi:mainnet:SP1.${name}`, '{}');
+    // What an older version leaves behind: the expiry index only.
+    await admin.del(`${p}lex:abi:`);
+    const reopened = new RedisStore({ url: server!.url, keyPrefix: p });
+    stores.push(reopened);
+    await reopened.connect();
+    expect(await reopened.listPage('abi:', undefined, 2)).toEqual(['abi:mainnet:SP1.a', 'abi:mainnet:SP1.b']);
+    expect(await reopened.listPage('abi:', 'abi:mainnet:SP1.b', 2)).toEqual(['abi:mainnet:SP1.c']);
+    expect(await reopened.count('abi:mainnet:')).toBe(3);
+    expect(await admin.zcard(`${p}lex:abi:`)).toBe(3);
+  });
+
+  it('trims expired keys from the lex index too, so it does not grow with expired results', async () => {
+    let now = Date.now();
+    const { store } = makeStore({ now: () => now });
+    await store.connect();
+    const p = store.keyPrefix;
+    for (let i = 0; i < 5; i++) await store.set(`ro:mainnet:k${i}`, 'v', 1000);
+    expect(await admin.zcard(`${p}lex:ro:`)).toBe(5);
+    now += 2000;
+    await store.set('ro:mainnet:later', 'v');
+    expect(await admin.zrange(`${p}lex:ro:`, 0, -1)).toEqual(['ro:mainnet:later']);
+    expect(await admin.zrange(`${p}idx:ro:`, 0, -1)).toEqual(['ro:mainnet:later']);
+  });
+
   it('stores under the key prefix with a real PX expiry', async () => {
     const { store } = makeStore();
     await store.connect();

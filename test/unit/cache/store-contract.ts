@@ -3,6 +3,7 @@
  * injected clock: expiry is tested by advancing it, never by sleeping.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ReadThroughCache } from '../../../src/cache/read-through.js';
 import type { CacheStore } from '../../../src/cache/store.js';
 
 export interface TestClock {
@@ -256,6 +257,127 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       expect(sorted(await store.list('c:'))).toEqual(sorted(keys));
       const values = await Promise.all(keys.map((k) => store.get(k)));
       expect(values.map((e) => e?.value)).toEqual(keys.map((_, i) => String(i)));
+    });
+
+    describe('chain-aware freshness through the read-through cache', () => {
+      const transient = () => true;
+
+      it('records the tip height a load reports and keeps a ttl entry stale for keepStaleMs', async () => {
+        const cache = new ReadThroughCache(store, { now: clock.now });
+        const t = clock.now();
+        const first = await cache.get('ro:f', async () => ({ value: 'v1', meta: { tipHeight: 42 } }), {
+          ttlMs: 1_000,
+          keepStaleMs: 5_000,
+        });
+        expect(first).toMatchObject({ value: 'v1', outcome: 'miss', stored: true, meta: { tipHeight: 42 } });
+        expect(await store.get('ro:f')).toEqual({
+          value: 'v1',
+          storedAt: t,
+          staleAt: t + 1_000,
+          expiresAt: t + 6_000,
+          tipHeight: 42,
+        });
+      });
+
+      it('answers stale-while-revalidate from the ttl end for the window, then refetches', async () => {
+        const cache = new ReadThroughCache(store, { now: clock.now });
+        const policy = { ttlMs: 1_000, keepStaleMs: 60_000, staleWhileRevalidateMs: 2_000 };
+        await cache.get('ro:swr', async () => 'v1', policy);
+        clock.advance(1_500);
+        let loads = 0;
+        const refresh = async () => {
+          loads++;
+          return `v${loads + 1}`;
+        };
+        const stale = await cache.get('ro:swr', refresh, policy);
+        expect(stale).toMatchObject({ value: 'v1', outcome: 'hit', stale: 'while-revalidate' });
+        expect(stale.staleSince).toBe(clock.now() - 500);
+        // The refresh runs in the background and replaces the entry.
+        await expect.poll(() => cache.inflight).toBe(0);
+        expect((await store.get('ro:swr'))?.value).toBe('v2');
+        expect(loads).toBe(1);
+        // Past the window (counted from the ttl's end), a stale entry is refetched.
+        clock.advance(1_000 + 2_001);
+        const refetched = await cache.get('ro:swr', refresh, policy);
+        expect(refetched).toMatchObject({ value: 'v3', outcome: 'miss', stale: 'refetch' });
+      });
+
+      it('dates a broken block bound from when the breaking tip was learned', async () => {
+        const cache = new ReadThroughCache(store, { now: clock.now });
+        await store.set('ro:blk', 'at10', undefined, { tipHeight: 10 });
+        const learnedAt = clock.now();
+        clock.advance(3_000);
+        const policy = (windowMs: number) => ({
+          freshness: { maxBlocks: 2 },
+          tipHeight: () => 13,
+          tipLearnedAt: (height: number) => (height === 13 ? learnedAt : undefined),
+          staleIfErrorMs: windowMs,
+          isTransient: transient,
+        });
+        const failing = async () => {
+          throw new Error('upstream down');
+        };
+        const inside = await cache.get('ro:blk', failing, policy(3_000));
+        expect(inside).toMatchObject({ value: 'at10', stale: 'if-error', staleSince: learnedAt });
+        await expect(cache.get('ro:blk', failing, policy(2_999))).rejects.toThrow('upstream down');
+        // Within the bound it is simply fresh.
+        expect(
+          await cache.get('ro:blk', failing, { freshness: { maxBlocks: 3 }, tipHeight: () => 13 }),
+        ).toMatchObject({
+          value: 'at10',
+          outcome: 'hit',
+        });
+      });
+
+      it('tells the load a stale answer is at hand, and never answers stale for a definite failure', async () => {
+        const cache = new ReadThroughCache(store, { now: clock.now });
+        await store.set('ro:sie', 'old', 1_000, { keepStaleMs: 10_000 });
+        clock.advance(1_001);
+        const seen: boolean[] = [];
+        const definite = Object.assign(new Error('okay:false'), { definite: true });
+        const policy = {
+          keepStaleMs: 10_000,
+          staleIfErrorMs: 5_000,
+          isTransient: (err: unknown) => !(err as { definite?: boolean }).definite,
+        };
+        await expect(
+          cache.get(
+            'ro:sie',
+            async (ctx) => {
+              seen.push(ctx.staleAtHand);
+              throw definite;
+            },
+            policy,
+          ),
+        ).rejects.toBe(definite);
+        expect(seen).toEqual([true]);
+      });
+    });
+
+    it('pages keys under a prefix in key order from a cursor, skipping expired and removed ones, and counts them', async () => {
+      if (store.listPage === undefined || store.count === undefined) return;
+      const keys = Array.from({ length: 25 }, (_, i) => `abi:mainnet:SP${String(i).padStart(3, '0')}.c`);
+      for (const k of [...keys].reverse()) await store.set(k, '{}');
+      await store.set('abi:mainnet:SP999.short', '{}', 1000);
+      await store.set('abz:other', '{}');
+      await store.set('ro:mainnet:x', '0x03');
+      await store.delete(keys[3]!);
+      clock.advance(1001);
+      const live = keys.filter((_, i) => i !== 3);
+      const pages: string[][] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await store.listPage('abi:', after, 10);
+        if (page.length === 0) break;
+        pages.push(page);
+        after = page[page.length - 1];
+      }
+      expect(pages.map((p) => p.length)).toEqual([10, 10, 4]);
+      expect(pages.flat()).toEqual(live);
+      expect(await store.listPage('abi:', live[live.length - 1], 10)).toEqual([]);
+      // A cursor that is not a key (removed since) still pages from where it would be.
+      expect(await store.listPage('abi:', keys[3], 2)).toEqual([keys[4], keys[5]]);
+      expect(await store.count('abi:')).toBe(live.length);
     });
 
     it('closes idempotently', async () => {

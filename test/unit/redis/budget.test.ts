@@ -182,7 +182,8 @@ describe.skipIf(server === undefined)('RedisBudget against a real redis-server',
     await expect.poll(() => budget!.queued()).toBe(1);
     budget!.close();
     const err = (await outcome(waiting)) as GatewayError;
-    expect(err.code).toBe('UPSTREAM_API_ERROR');
+    expect(err.code).toBe('SERVICE_UNAVAILABLE');
+    expect(err.status).toBe(503);
     expect(err.details).toMatchObject({ reason: 'closed' });
     expect(((await outcome(budget!.take())) as GatewayError).details).toMatchObject({ reason: 'closed' });
   });

@@ -255,21 +255,62 @@ describe.skipIf(server === undefined)(
       expect(other.calls).toBe(0);
     });
 
-    it('a bust does not accept a value stored before it started, but coalesces on a fresh load', async () => {
+    it('a bust does not join a load that began before it: it loads after it, and its value stays', async () => {
       fresh();
       const [a, b] = [await instance(), await instance()];
-      await a.cache.put('ro:bust', 'old');
-      const loaderA = gatedLoader('new');
-      const loaderB = gatedLoader('never');
-      const first = a.cache.get('ro:bust', loaderA.load, { bust: true });
+      const loaderA = gatedLoader('old');
+      const loaderB = gatedLoader('new');
+      const first = a.cache.get('ro:bust', loaderA.load);
       await loaderA.started;
       const second = b.cache.get('ro:bust', loaderB.load, { bust: true });
       await b.waiting('ro:bust');
+      // The older load ends: b does not take its value, but loads once the lock is free.
       loaderA.release();
-      const [ra, rb] = await Promise.all([first, second]);
-      expect(ra).toMatchObject({ value: 'new', outcome: 'bypass' });
-      expect(rb).toMatchObject({ value: 'new', outcome: 'coalesced' });
-      expect(loaderB.calls).toBe(0);
+      expect(await first).toMatchObject({ value: 'old', outcome: 'miss' });
+      await loaderB.started;
+      loaderB.release();
+      expect(await second).toMatchObject({ value: 'new', outcome: 'bypass', stored: true });
+      expect(loaderB.calls).toBe(1);
+      expect((await b.redis.get('ro:bust'))?.value).toBe('new');
+    });
+
+    it('a bust coalesces on a load that began after it started', async () => {
+      fresh();
+      const [a, b] = [await instance(), await instance()];
+      const readGate = deferred<void>();
+      const readStarted = deferred<void>();
+      const loaderA = gatedLoader('newer');
+      // a holds the lock but has not begun loading (its re-read of the store is held).
+      const first = a.coalescer.run('ro:late', {
+        load: loaderA.load,
+        read: async () => {
+          readStarted.resolve();
+          await readGate.promise;
+          return undefined;
+        },
+        stores: false,
+        fresh: false,
+      });
+      await readStarted.promise;
+      let bLoads = 0;
+      const second = b.coalescer.run('ro:late', {
+        load: async () => {
+          bLoads++;
+          return 'never';
+        },
+        read: async () => undefined,
+        stores: false,
+        fresh: true,
+      });
+      await b.waiting('ro:late');
+      // Make sure a's load begins in a later millisecond than b's start.
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      readGate.resolve();
+      await loaderA.started;
+      loaderA.release();
+      expect(await first).toMatchObject({ value: 'newer', loadedHere: true });
+      expect(await second).toMatchObject({ value: 'newer', loadedHere: false });
+      expect(bLoads).toBe(0);
     });
 
     it('without pub/sub, waiters poll the store and still make one load', async () => {

@@ -35,7 +35,7 @@ describe('AbiRegistry.known', () => {
     await store.set('abi:bogus', json);
     await store.set('ro:mainnet:x', '0x03');
     const registry = new AbiRegistry(new ReadThroughCache(store), noUpstream);
-    expect(await registry.known()).toEqual([
+    expect((await registry.known()).contracts).toEqual([
       { network: 'mainnet', contractAddress: MAINNET_ADDR, contractName: 'a' },
       { network: 'testnet', contractAddress: TESTNET_ADDR, contractName: 'b' },
     ]);
@@ -48,7 +48,7 @@ describe('AbiRegistry.known', () => {
       store.set(abiKey('mainnet', MAINNET_ADDR, 'hot'), JSON.stringify(SAMPLE_ABI)),
     ).rejects.toThrow();
     const registry = new AbiRegistry(new ReadThroughCache(store), noUpstream);
-    expect(await registry.known()).toEqual([
+    expect((await registry.known()).contracts).toEqual([
       { network: 'mainnet', contractAddress: MAINNET_ADDR, contractName: 'hot' },
     ]);
   });

@@ -59,4 +59,31 @@ describe('cacheHeaders (RFC 9211 Cache-Status, Age)', () => {
     expect(h('bypass', true)).toBe('clarity-cache; fwd=request; stored');
     expect(cacheHeaders({ outcome: 'miss', stored: true, ttlMs: undefined }, now).age).toBe('0');
   });
+
+  it('describes stale entries: refetched, answered while revalidating, answered on error', () => {
+    const entry = { value: '', storedAt: now - 90_000, staleAt: null, expiresAt: null, tipHeight: 7 };
+    const staleSince = now - 12_400;
+    expect(cacheHeaders({ outcome: 'miss', stored: true, ttlMs: undefined, stale: 'refetch' }, now)).toEqual({
+      'cache-status': 'clarity-cache; fwd=stale; stored',
+      age: '0',
+    });
+    expect(
+      cacheHeaders({ outcome: 'coalesced', stored: true, ttlMs: 60_000, stale: 'refetch' }, now),
+    ).toEqual({
+      'cache-status': 'clarity-cache; fwd=stale; collapsed; stored; ttl=60',
+      age: '0',
+    });
+    expect(
+      cacheHeaders(
+        { outcome: 'hit', entry, stored: false, ttlMs: undefined, stale: 'while-revalidate', staleSince },
+        now,
+      ),
+    ).toEqual({ 'cache-status': 'clarity-cache; hit; ttl=-12; detail=stale-while-revalidate', age: '90' });
+    expect(
+      cacheHeaders(
+        { outcome: 'hit', entry, stored: false, ttlMs: undefined, stale: 'if-error', staleSince: now },
+        now,
+      ),
+    ).toEqual({ 'cache-status': 'clarity-cache; fwd=stale; ttl=0; detail=stale-if-error', age: '90' });
+  });
 });

@@ -18,7 +18,7 @@ describe('RenderedBodies', () => {
     let renders = 0;
     const render = (v: unknown) => () => {
       renders++;
-      return v;
+      return successBody(v);
     };
     expect(memo.body(e, 0, render({ a: '1' }))).toBe('{"success":true,"data":{"a":"1"}}');
     expect(memo.body(e, 0, render({ a: 'other' }))).toBe('{"success":true,"data":{"a":"1"}}');
@@ -26,6 +26,9 @@ describe('RenderedBodies', () => {
     expect(renders).toBe(2);
     // Another entry object (a new value for the key) renders afresh.
     expect(memo.body(entry(), 0, render('new'))).toBe('{"success":true,"data":"new"}');
+    // A variant may be any text (the node-compatible shape), memoized alike.
+    expect(memo.body(e, 4, () => '{"okay":true,"result":"0x01"}')).toBe('{"okay":true,"result":"0x01"}');
+    expect(memo.body(e, 4, () => 'other')).toBe('{"okay":true,"result":"0x01"}');
   });
 
   it('memoizes a CONTRACT_ERROR and rethrows it, but lets other failures through unmemoized', () => {

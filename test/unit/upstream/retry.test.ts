@@ -242,8 +242,9 @@ describe('StacksNodeClient retries', () => {
   it('stops when the budget refuses a retry: RATE_LIMIT_EXCEEDED, no further request', async () => {
     const h = setup({
       retries: 3,
+      // Every token after the first is refused (the pool asks once without waiting, then waits).
       budget: async (_network, n) => {
-        if (n === 2) {
+        if (n >= 2) {
           throw new GatewayError(
             'RATE_LIMIT_EXCEEDED',
             'budget exhausted',

@@ -203,7 +203,7 @@ describe('TokenBucket', () => {
     b.close();
     await flush();
     expect([w1.status, w2.status]).toEqual(['rejected', 'rejected']);
-    expect((w1.error as GatewayError).code).toBe('UPSTREAM_API_ERROR');
+    expect((w1.error as GatewayError).code).toBe('SERVICE_UNAVAILABLE');
     expect(b.queued()).toBe(0);
     expect(vi.getTimerCount()).toBe(before);
     await expect(b.take()).rejects.toBeInstanceOf(GatewayError);

@@ -1,0 +1,29 @@
+// `npm start`: run the production bundle, building it first only when it is missing or older
+// than its sources. Building (tsc + esbuild) takes seconds; the bundle alone starts in well
+// under one, so a start after the first should not pay for a build nobody needed.
+//
+// "Older than its sources": the bundle dist/clarity-cache.mjs (the first file the build
+// writes) has an older modification time than any file under src/, scripts/bundle.mjs,
+// package.json, package-lock.json or a tsconfig*.json. Modification times are what git,
+// editors and `npm install` update, so a pull, a checkout or an edit triggers one rebuild; a
+// fresh clone has no dist/ and builds once. FORCE_BUILD=1 rebuilds regardless.
+//
+// The bundle is then imported into this process rather than started as another one, so the
+// check costs one directory walk (a few milliseconds) and no second Node start-up.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { bundlePath, staleReason } from './build-freshness.mjs';
+
+const root = path.resolve(import.meta.dirname, '..');
+const reason = staleReason(root);
+if (reason !== undefined) {
+  console.error(`clarity-cache: building (${reason}) ...`);
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const build = spawnSync(npm, ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) {
+    console.error(`clarity-cache: the build failed (${build.status ?? build.signal}); not starting`);
+    process.exit(1);
+  }
+}
+await import(pathToFileURL(bundlePath(root)).href);

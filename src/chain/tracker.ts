@@ -1,0 +1,223 @@
+/**
+ * The gateway's knowledge of each network's chain tip, kept current on demand (extensions.md
+ * section 1): what every successful upstream answer reports (observe), and, when a request
+ * needs fresher knowledge than CHAIN_TIP_MAX_AGE_MS, one GET /v2/info per network shared by
+ * every concurrent request (coalesced; it takes a budget token like any upstream request).
+ *
+ * - No idle polling: a refresh only ever starts because a request asked for the tip.
+ * - Refresh ahead: a request that finds knowledge past REFRESH_AHEAD of the maximum age still
+ *   uses it (from memory, no wait) and starts the refresh in the background, so that steady
+ *   traffic keeps the tip current without a request ever waiting for /v2/info. Late in the
+ *   age rather than early: each refresh takes a budget token (20 a minute by default), and
+ *   every answer's header renews the knowledge for free in between.
+ * - A failed refresh is not an error for anybody: the tip is then unknown, and block-bounded
+ *   requests go upstream as if their entry were stale (whose answer's header teaches the tip).
+ *   The refresh makes one attempt only (no retries): a request waiting for it has a cheaper
+ *   way out than backing off.
+ * - With Redis (SharedTips), what one instance learns is seen by the others, and the refresh
+ *   is coalesced across instances.
+ */
+import type { Network } from '../config.js';
+import type { NodeApi } from '../upstream/node-api.js';
+import { indexBlockHash } from './block-id.js';
+import type { SharedTips } from './shared-tips.js';
+import { type ChainTip, ChainTips } from './tips.js';
+
+/** A block the gateway can pin reads to. */
+export interface CurrentBlock {
+  readonly height: number;
+  /** 64 lowercase hex digits. */
+  readonly indexBlockHash: string;
+}
+
+export type TipRefreshResult = 'ok' | 'shared' | 'failed';
+
+export interface ChainTrackerOptions {
+  /** Where /v2/info goes: the raw node client (its answers are learned here, not observed twice). */
+  readonly node: Pick<NodeApi, 'getInfo'>;
+  /** CHAIN_TIP_MAX_AGE_MS. */
+  readonly maxAgeMs: number;
+  readonly tips?: ChainTips;
+  /** Tip knowledge shared between instances (CACHE_STORE=redis). */
+  readonly shared?: SharedTips | undefined;
+  /** Clock in epoch ms. */
+  readonly now?: () => number;
+  /** Told of every refresh and how it ended (metrics). */
+  readonly onRefresh?: ((network: Network, result: TipRefreshResult) => void) | undefined;
+  /** A refresh failed (logged at debug: a failure here answers nobody with an error). */
+  readonly onRefreshError?: ((network: Network, err: unknown) => void) | undefined;
+}
+
+/** Fraction of CHAIN_TIP_MAX_AGE_MS after which a request refreshes the tip in the background. */
+const REFRESH_AHEAD = 0.8;
+
+/** Index block hashes remembered with their heights, for the height of a pinned read. */
+const KNOWN_BLOCKS_LIMIT = 1024;
+
+export class ChainTracker {
+  readonly tips: ChainTips;
+  readonly #node: Pick<NodeApi, 'getInfo'>;
+  readonly #maxAgeMs: number;
+  readonly #shared: SharedTips | undefined;
+  readonly #now: () => number;
+  readonly #onRefresh: ((network: Network, result: TipRefreshResult) => void) | undefined;
+  readonly #onRefreshError: ((network: Network, err: unknown) => void) | undefined;
+  readonly #refreshing = new Map<Network, Promise<ChainTip | undefined>>();
+  /** Heights of index block hashes learned from /v2/info (insertion order = age). */
+  readonly #blocks = new Map<string, number>();
+
+  constructor(options: ChainTrackerOptions) {
+    this.#node = options.node;
+    this.#maxAgeMs = options.maxAgeMs;
+    this.#now = options.now ?? Date.now;
+    this.tips = options.tips ?? new ChainTips(this.#now);
+    this.#shared = options.shared;
+    this.#onRefresh = options.onRefresh;
+    this.#onRefreshError = options.onRefreshError;
+  }
+
+  /**
+   * A successful upstream answer reported this tip height (X-Canonical-Stacks-Tip-Height).
+   * Free knowledge: learned, and shared with other instances when it moves the tip forward.
+   */
+  observe(network: Network, height: number | undefined): void {
+    if (height === undefined) return;
+    const known = this.tips.current(network);
+    if (!this.tips.learn(network, { height })) return;
+    if (this.#shared !== undefined && (known === undefined || height > known.height)) {
+      this.#shared.publish(network, this.tips.current(network)!);
+    }
+  }
+
+  /** What is known now, however old (the height a fresh result is recorded at). */
+  known(network: Network): ChainTip | undefined {
+    return this.tips.current(network);
+  }
+
+  /**
+   * The tip height for judging a block bound: from memory when the knowledge is at most
+   * CHAIN_TIP_MAX_AGE_MS old (starting a background refresh when it is past REFRESH_AHEAD of that),
+   * else after one coalesced refresh. Undefined when the tip cannot be learned: the caller
+   * goes upstream. Returns a plain number on the fast path (no promise, no wait).
+   */
+  height(network: Network): number | undefined | Promise<number | undefined> {
+    const tip = this.tips.current(network);
+    if (tip !== undefined) {
+      const age = this.#now() - tip.learnedAt;
+      if (age <= this.#maxAgeMs) {
+        if (age > this.#maxAgeMs * REFRESH_AHEAD) void this.#refresh(network);
+        return tip.height;
+      }
+    }
+    return this.#refresh(network).then((fresh) => fresh?.height);
+  }
+
+  /**
+   * The current block with its index block hash (for reads that must all describe one block:
+   * the batch's `"tip": "consistent"`): knowledge from /v2/info learned within
+   * CHAIN_TIP_MAX_AGE_MS, else one coalesced GET /v2/info. A header alone gives no hash, so it
+   * does not count. Throws the refresh's error (UPSTREAM_API_ERROR, TIMEOUT, ...) when the
+   * node cannot say.
+   */
+  async currentBlock(network: Network): Promise<CurrentBlock> {
+    const known = this.#withHash(this.tips.fresh(network, this.#maxAgeMs));
+    if (known !== undefined) return known;
+    const refreshed = this.#withHash(await this.#refresh(network, { needHash: true, throwOnError: true }));
+    if (refreshed !== undefined) return refreshed;
+    // The node moved past the block /v2/info described while we asked (a header raced it):
+    // the hash of the newest height is unknown, so ask once more, this time for the hash.
+    const again = this.#withHash(await this.#refresh(network, { needHash: true, throwOnError: true }));
+    if (again !== undefined) return again;
+    throw new Error(`the ${network} node's /v2/info gave no index block hash for its tip`);
+  }
+
+  /** The height of a block named by its index block hash, when /v2/info described it. */
+  heightOfBlock(indexBlockHash: string): number | undefined {
+    return this.#blocks.get(indexBlockHash);
+  }
+
+  /** When this gateway first learned of a tip at or above height (start of a block-bound stale window). */
+  firstLearnedAt(network: Network, height: number): number | undefined {
+    return this.tips.firstLearnedAt(network, height);
+  }
+
+  /** Refreshes under way (tests, diagnostics). */
+  get refreshing(): number {
+    return this.#refreshing.size;
+  }
+
+  #withHash(tip: ChainTip | undefined): CurrentBlock | undefined {
+    return tip?.indexBlockHash === undefined
+      ? undefined
+      : { height: tip.height, indexBlockHash: tip.indexBlockHash };
+  }
+
+  /** One refresh per network at a time; every caller shares it. */
+  #refresh(
+    network: Network,
+    opts: { needHash?: boolean; throwOnError?: boolean } = {},
+  ): Promise<ChainTip | undefined> {
+    let running = this.#refreshing.get(network);
+    if (running === undefined) {
+      const started = this.#run(network, opts.needHash === true).finally(() => {
+        this.#refreshing.delete(network);
+      });
+      running = started;
+      this.#refreshing.set(network, running);
+      // A background refresh has nobody waiting: its failure is reported, never unhandled.
+      started.catch(() => {});
+    }
+    if (opts.throwOnError === true) return running;
+    return running.catch(() => undefined);
+  }
+
+  async #run(network: Network, needHash: boolean): Promise<ChainTip | undefined> {
+    const startedAt = this.#now();
+    try {
+      if (this.#shared !== undefined) {
+        const shared = await this.#shared.refresh(network, startedAt - this.#maxAgeMs, needHash, () =>
+          this.#fetchInfo(network),
+        );
+        if (shared !== undefined) this.#learnShared(network, shared.tip, shared.fetchedHere);
+      } else {
+        this.#learnInfo(network, await this.#fetchInfo(network));
+        this.#onRefresh?.(network, 'ok');
+      }
+      return this.tips.current(network);
+    } catch (err) {
+      this.#onRefresh?.(network, 'failed');
+      this.#onRefreshError?.(network, err);
+      throw err;
+    }
+  }
+
+  /** GET /v2/info, one attempt, as the tip it describes. */
+  async #fetchInfo(network: Network): Promise<ChainTip> {
+    const { info, tipHeight } = await this.#node.getInfo(network, { maxAttempts: 1 });
+    const hash = indexBlockHash(info.stacks_tip, info.stacks_tip_consensus_hash);
+    if (hash !== undefined) this.#rememberBlock(hash, info.stacks_tip_height);
+    // The header may already be past the body's tip: that height is learned too, without hash.
+    if (tipHeight !== undefined && tipHeight > info.stacks_tip_height)
+      this.tips.learn(network, { height: tipHeight });
+    return { height: info.stacks_tip_height, indexBlockHash: hash, learnedAt: this.#now() };
+  }
+
+  #learnInfo(network: Network, tip: ChainTip): void {
+    this.tips.learn(network, tip);
+  }
+
+  #learnShared(network: Network, tip: ChainTip, fetchedHere: boolean): void {
+    if (tip.indexBlockHash !== undefined) this.#rememberBlock(tip.indexBlockHash, tip.height);
+    this.tips.learn(network, tip);
+    this.#onRefresh?.(network, fetchedHere ? 'ok' : 'shared');
+  }
+
+  #rememberBlock(hash: string, height: number): void {
+    this.#blocks.delete(hash);
+    this.#blocks.set(hash, height);
+    if (this.#blocks.size > KNOWN_BLOCKS_LIMIT) {
+      const oldest = this.#blocks.keys().next().value;
+      if (oldest !== undefined) this.#blocks.delete(oldest);
+    }
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The command line's arguments: options may stand anywhere on the line (`--url` before or
+ * after the command), `--name value` or `--name=value`; `--` ends the options. A token that
+ * starts with "-" but is not an option (`-5`) is a positional argument, since negative
+ * integer literals are ordinary Clarity arguments.
+ */
+
+export interface ParsedArgs {
+  readonly positional: readonly string[];
+  readonly url: string | undefined;
+  readonly raw: boolean;
+  readonly help: boolean;
+  readonly sender: string | undefined;
+  readonly network: string | undefined;
+  readonly fresh: boolean;
+  readonly port: string | undefined;
+  readonly host: string | undefined;
+}
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+const VALUE_OPTIONS = ['url', 'sender', 'network', 'port', 'host'] as const;
+const FLAG_OPTIONS = ['raw', 'help', 'fresh'] as const;
+
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  const positional: string[] = [];
+  const values: Record<string, string> = {};
+  const flags = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (token === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (token === '-h') {
+      flags.add('help');
+      continue;
+    }
+    const m = /^--([a-z-]+)(?:=(.*))?$/s.exec(token);
+    if (m === null) {
+      positional.push(token);
+      continue;
+    }
+    const name = m[1]!;
+    if ((FLAG_OPTIONS as readonly string[]).includes(name)) {
+      if (m[2] !== undefined) throw new UsageError(`--${name} takes no value`);
+      flags.add(name);
+    } else if ((VALUE_OPTIONS as readonly string[]).includes(name)) {
+      const value = m[2] ?? argv[++i];
+      if (value === undefined || value === '') throw new UsageError(`--${name} needs a value`);
+      values[name] = value;
+    } else {
+      throw new UsageError(`unknown option --${name}`);
+    }
+  }
+  return {
+    positional,
+    url: values['url'],
+    raw: flags.has('raw'),
+    help: flags.has('help'),
+    sender: values['sender'],
+    network: values['network'],
+    fresh: flags.has('fresh'),
+    port: values['port'],
+    host: values['host'],
+  };
+}

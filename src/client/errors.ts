@@ -1,0 +1,83 @@
+/**
+ * Typed errors of the client: one class per error code of the gateway's catalogue, so callers
+ * can `catch (e) { if (e instanceof ContractError) ... }` instead of comparing strings.
+ *
+ * The code list is checked against src/errors.ts at compile time (`satisfies` below): a code
+ * added to the catalogue without a class here fails `tsc`. Only the type is imported, so the
+ * client stays free of Node built-ins and runs in browsers.
+ */
+import type { ErrorCode } from '../errors.js';
+
+export interface ErrorInit {
+  readonly code: string;
+  readonly status: number;
+  readonly message: string;
+  readonly details?: Record<string, unknown> | undefined;
+  readonly id?: string | undefined;
+  readonly cause?: unknown;
+}
+
+/** Base class of every error the client throws for a gateway error envelope or a failed request. */
+export class ClarityCacheError extends Error {
+  /** The envelope's error code, e.g. CONTRACT_ERROR; NETWORK_ERROR when no answer arrived. */
+  readonly code: string;
+  /** HTTP status of the answer; 0 when no answer arrived. */
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+  /** The error instance id the gateway logged (quote it in a bug report). */
+  readonly id: string | undefined;
+
+  constructor(init: ErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.code = init.code;
+    this.status = init.status;
+    this.details = init.details;
+    this.id = init.id;
+  }
+}
+
+export class ValidationError extends ClarityCacheError {}
+export class InvalidHexStringError extends ClarityCacheError {}
+export class DeserializationError extends ClarityCacheError {}
+export class InvalidContractAddressError extends ClarityCacheError {}
+export class InvalidFunctionError extends ClarityCacheError {}
+export class InvalidArgumentsError extends ClarityCacheError {}
+export class UnauthorizedError extends ClarityCacheError {}
+/** The function returned `(err ...)`; `details.value` holds the decoded error value. */
+export class ContractError extends ClarityCacheError {}
+export class UpstreamApiError extends ClarityCacheError {}
+export class TimeoutError extends ClarityCacheError {}
+export class RateLimitExceededError extends ClarityCacheError {}
+export class NotFoundError extends ClarityCacheError {}
+export class MethodNotAllowedError extends ClarityCacheError {}
+export class ServiceUnavailableError extends ClarityCacheError {}
+export class InternalError extends ClarityCacheError {}
+/** No usable answer: connection refused, reset, DNS failure, or a body that is not an envelope. */
+export class NetworkError extends ClarityCacheError {}
+
+export const ERROR_CLASSES = {
+  VALIDATION_ERROR: ValidationError,
+  INVALID_HEX_STRING: InvalidHexStringError,
+  DESERIALIZATION_ERROR: DeserializationError,
+  INVALID_CONTRACT_ADDRESS: InvalidContractAddressError,
+  INVALID_FUNCTION: InvalidFunctionError,
+  INVALID_ARGUMENTS: InvalidArgumentsError,
+  UNAUTHORIZED: UnauthorizedError,
+  CONTRACT_ERROR: ContractError,
+  UPSTREAM_API_ERROR: UpstreamApiError,
+  TIMEOUT: TimeoutError,
+  RATE_LIMIT_EXCEEDED: RateLimitExceededError,
+  NOT_FOUND: NotFoundError,
+  METHOD_NOT_ALLOWED: MethodNotAllowedError,
+  SERVICE_UNAVAILABLE: ServiceUnavailableError,
+  INTERNAL_ERROR: InternalError,
+} as const satisfies Record<ErrorCode, typeof ClarityCacheError>;
+
+/** The error for an envelope's error record; an unknown code (a newer gateway) gets the base class. */
+export function errorFromRecord(init: ErrorInit): ClarityCacheError {
+  const Class: typeof ClarityCacheError = Object.hasOwn(ERROR_CLASSES, init.code)
+    ? ERROR_CLASSES[init.code as ErrorCode]
+    : ClarityCacheError;
+  return new Class(init);
+}

@@ -1,0 +1,118 @@
+/**
+ * Request and response types of the client, derived from the TypeBox schemas the routes
+ * validate with (src/api/schemas.ts): a field added or renamed there changes these types,
+ * so the client cannot drift from the gateway. Type-only imports: nothing of the server is
+ * bundled into the client.
+ */
+import type { Static } from '@sinclair/typebox';
+import type {
+  CacheControl,
+  DecodeBody,
+  ErrorEnvelope,
+  KnownContractsData,
+  ReadOnlyBody,
+} from '../api/schemas.js';
+
+/** A Clarity value as the gateway accepts it: `{type, value}` (simplified or stacks.js JSON) or 0x hex. */
+export type ClarityInput = Static<typeof ReadOnlyBody>['functionArgs'][number];
+
+/**
+ * A Clarity argument as the client accepts it: what the gateway accepts, plus native stacks.js
+ * values whose integers are bigints (sent as decimal strings, which the gateway accepts).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: native stacks.js objects are any shape with a type
+export type ClarityArg = ClarityInput | { readonly type: string; readonly [key: string]: any };
+
+/** Options of a read-only call: every field of the request body except the arguments. */
+export type ReadOnlyOptions = Omit<Static<typeof ReadOnlyBody>, 'functionArgs'>;
+
+export type CacheControlOptions = Static<typeof CacheControl>;
+
+/** Options of decode(): every field of the decode body except the value. */
+export type DecodeOptions = Omit<Static<typeof DecodeBody>, 'clarityValue'>;
+
+export interface DecodeResult {
+  /** The value exactly as submitted. */
+  readonly original: unknown;
+  /** Its plain JSON form (interface.md, "Decoding rules"). */
+  readonly decoded: unknown;
+}
+
+export type KnownContracts = Static<typeof KnownContractsData>;
+
+/** The deployed contract's ABI document (interface.md, "Contract ABI document"). */
+export interface ContractAbi {
+  readonly functions: ReadonlyArray<{
+    readonly name: string;
+    readonly access: 'private' | 'public' | 'read_only' | string;
+    readonly args: ReadonlyArray<{ readonly name: string; readonly type: AbiType }>;
+    readonly outputs: { readonly type: AbiType };
+  }>;
+  readonly variables?: ReadonlyArray<{
+    readonly name: string;
+    readonly type: AbiType;
+    readonly access: string;
+  }>;
+  readonly maps?: ReadonlyArray<{ readonly name: string; readonly key: AbiType; readonly value: AbiType }>;
+  readonly epoch?: string;
+  readonly clarity_version?: string;
+  readonly [key: string]: unknown;
+}
+
+/** An ABI type descriptor: a plain name (uint128, principal, ...) or a one-key object. */
+export type AbiType = string | { readonly [kind: string]: unknown };
+
+export type ErrorRecord = Static<typeof ErrorEnvelope>['error'];
+
+/** The envelope every endpoint answers in. */
+export type Envelope<T> = { readonly success: true; readonly data: T } | Static<typeof ErrorEnvelope>;
+
+/**
+ * One call of a batch (extensions.md section 4): the read-only body plus where to call, and
+ * optionally its own `tip`. `contractAddress` may carry `addr.name`, leaving out `contractName`.
+ */
+export type BatchCall = Omit<Static<typeof ReadOnlyBody>, 'functionArgs'> & {
+  readonly contractAddress: string;
+  readonly contractName?: string;
+  readonly functionName: string;
+  readonly functionArgs?: readonly ClarityArg[];
+  readonly tip?: string;
+};
+
+export interface BatchOptions {
+  /** An index block hash that pins every call without its own, or "consistent". */
+  readonly tip?: string;
+}
+
+/** One batch item: exactly the single endpoint's envelope, plus what its headers would say. */
+export type BatchItem = Envelope<unknown> & {
+  readonly meta: {
+    readonly status: number;
+    readonly cacheStatus?: string;
+    readonly tipHeight?: number | null;
+  };
+};
+
+export interface BatchResult {
+  readonly results: readonly BatchItem[];
+  /** With tip "consistent": the block every result describes. */
+  readonly tip?: { readonly height: number; readonly indexBlockHash: string };
+}
+
+/** What the answer's headers say about the cache (interface.md / decisions.md headers). */
+export interface AnswerMeta {
+  /** `Cache-Status` (RFC 9211), e.g. `clarity-cache; hit`. */
+  readonly cacheStatus: string | undefined;
+  /** `Age` in seconds, when the answer came from the cache. */
+  readonly age: number | undefined;
+  /** `X-Canonical-Stacks-Tip-Height`, when the upstream told it. */
+  readonly tipHeight: number | undefined;
+}
+
+/** A whole answer: HTTP status, the envelope, and the cache headers. */
+export interface ClientResponse<T> {
+  readonly status: number;
+  readonly envelope: Envelope<T>;
+  readonly meta: AnswerMeta;
+  readonly headers: Headers;
+}

@@ -1,0 +1,52 @@
+/**
+ * The RequestContext of one HTTP request (src/upstream/node-api.ts), made once per request and
+ * kept beside it: routes pass it down to the services and the upstream attempts, which fill in
+ * its `usage`; the access log line (server.ts) reads it back once the answer is sent.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestContext, UpstreamUsage } from '../upstream/node-api.js';
+
+const contexts = new WeakMap<FastifyRequest, RequestContext & { readonly usage: UpstreamUsage }>();
+
+/** The request's context: who asks (fair budget waiting), its id, and its upstream usage. */
+export function requestContext(request: FastifyRequest): RequestContext {
+  let ctx = contexts.get(request);
+  if (ctx === undefined) {
+    ctx = { clientId: request.ip, requestId: request.id, usage: { attempts: 0, ms: 0 } };
+    contexts.set(request, ctx);
+  }
+  return ctx;
+}
+
+/** What the request spent upstream, when a route passed its context down. */
+export function upstreamUsageOf(request: FastifyRequest): UpstreamUsage | undefined {
+  return contexts.get(request)?.usage;
+}
+
+/** hit / miss / coalesced / bypass / stale, read from the answer's RFC 9211 Cache-Status. */
+export type CacheOutcomeName = 'hit' | 'miss' | 'coalesced' | 'bypass' | 'stale';
+
+/**
+ * The cache outcome an answer reports in its Cache-Status (service/cache-status.ts writes
+ * it): undefined for answers that did not go through the cache. Read from the header rather
+ * than passed around, so the log line says exactly what the client was told.
+ */
+export function cacheOutcomeOf(reply: FastifyReply): CacheOutcomeName | undefined {
+  const header = reply.getHeader('cache-status');
+  return typeof header === 'string' ? cacheOutcomeOfHeader(header) : undefined;
+}
+
+/** The cache outcome a Cache-Status value reports (see cacheOutcomeOf). */
+export function cacheOutcomeOfHeader(header: string): CacheOutcomeName | undefined {
+  const params = header
+    .split(';')
+    .slice(1)
+    .map((p) => p.trim().toLowerCase());
+  // stale: a stale entry served (stale-while-revalidate, stale-if-error) or refreshed (fwd=stale).
+  if (params.includes('hit')) return params.some((p) => p.startsWith('detail=stale')) ? 'stale' : 'hit';
+  const fwd = params.find((p) => p.startsWith('fwd='))?.slice(4);
+  if (fwd === 'stale') return 'stale';
+  if (fwd === 'request') return 'bypass';
+  if (params.includes('collapsed')) return 'coalesced';
+  return fwd === undefined ? undefined : 'miss';
+}

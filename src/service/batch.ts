@@ -1,0 +1,190 @@
+/**
+ * POST /contract-calls/batch (extensions.md, section 4): many read-only calls in one request,
+ * each answered exactly as the single endpoint would answer it (ReadOnlyService.answer, the
+ * same code path), plus its `meta`, in order.
+ *
+ * - One call's failure never fails another: each call is validated and answered on its own,
+ *   and a failure becomes that item's error envelope.
+ * - Every call is answered concurrently, so a hit is ready as soon as the cache answers and
+ *   the batch takes as long as its slowest miss. Identical calls (in this batch or in
+ *   concurrent requests) share one upstream call: the read-through cache coalesces identical
+ *   keys.
+ * - A top-level `tip` pins every call without a tip of its own: an index block hash as given,
+ *   or "consistent": the current tip's hash, learned once for the batch (TipSource), so that
+ *   every result describes one block.
+ */
+import { okJson } from '../api/envelope.js';
+import { parseTip } from '../chain/block-id.js';
+import { parseContractAddress } from '../clarity/index.js';
+import type { Network } from '../config.js';
+import { GatewayError } from '../errors.js';
+import type { RequestContext } from '../upstream/node-api.js';
+import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
+import type { ReadOnlyRequest, ReadOnlyService } from './read-only.js';
+
+export interface BatchRequest {
+  readonly calls: readonly unknown[];
+  /** An index block hash, or "consistent"; "latest" or absent: every call as it says. */
+  readonly tip?: string | undefined;
+}
+
+/** A block of the chain, as `data.tip` reports it. */
+export interface Block {
+  readonly height: number;
+  /** 64 lowercase hex digits. */
+  readonly indexBlockHash: string;
+}
+
+/** Where "consistent" learns the current tip: one shared GET /v2/info within CHAIN_TIP_MAX_AGE_MS. */
+export interface TipSource {
+  currentBlock(network: Network): Promise<Block>;
+}
+
+/** What the HTTP shell provides for each call: the single endpoint's validation and error answers. */
+export interface CallShell {
+  /**
+   * The call checked as the single endpoint checks its path parameters and body, with the
+   * same error texts; throws the GatewayError the single endpoint would answer.
+   */
+  validate(call: unknown): ReadOnlyRequest;
+  /** The error answer the single endpoint would send for err: status, headers and envelope text (a fresh, logged id). */
+  fail(err: unknown): RenderedAnswer;
+  /** Who the batch is for: every call waits for upstream budget as that client (fair use). */
+  readonly context?: RequestContext;
+}
+
+/** The "URL" of a batch call's text in the prepared-call memo (the call's JSON names everything else). */
+const BATCH_CALL = 'batch-call';
+
+/** A call after validation: the request to answer, or why it cannot be answered. */
+type Checked = { readonly req: ReadOnlyRequest } | { readonly error: unknown };
+
+export class BatchService {
+  constructor(
+    private readonly readOnly: ReadOnlyService,
+    private readonly tips: TipSource,
+  ) {}
+
+  /** The batch's answer. Whole-batch refusals (the body's shape) are the route schema's job. */
+  async answer(batch: BatchRequest, shell: CallShell): Promise<RenderedAnswer> {
+    const consistent = batch.tip === 'consistent';
+    const given = consistent ? undefined : batchTip(batch.tip);
+    const checked = batch.calls.map((call): Checked => {
+      try {
+        return { req: shell.validate(withContractName(call)) };
+      } catch (error) {
+        return { error };
+      }
+    });
+    // Calls with a tip of their own (and refused calls) start at once; the others when the
+    // block they are pinned to is known. A batch that cannot be pinned is refused before any.
+    const network = consistent ? consistentNetwork(checked) : undefined;
+    const blockPromise = network === undefined ? Promise.resolve(undefined) : this.tips.currentBlock(network);
+    const pinPromise = blockPromise.then((block) => block?.indexBlockHash ?? given);
+    const items = checked.map((c) =>
+      'error' in c || hasOwnTip(c.req)
+        ? this.#item(c, undefined, shell)
+        : pinPromise.then((pin) => this.#item(c, pin, shell)),
+    );
+    let block: Block | undefined;
+    try {
+      block = await blockPromise;
+    } catch (err) {
+      // No block to pin to: the batch cannot be answered as asked (the started calls finish unseen).
+      void Promise.allSettled(items);
+      throw err;
+    }
+    const results = await Promise.all(items);
+    const tip = consistent ? `,"tip":${block === undefined ? 'null' : JSON.stringify(block)}` : '';
+    return {
+      status: 200,
+      headers: { 'content-type': JSON_CONTENT_TYPE },
+      body: okJson(`{"results":[${results.join(',')}]${tip}}`),
+    };
+  }
+
+  /** One item: the single endpoint's envelope with its meta; never throws. */
+  async #item(checked: Checked, pin: string | undefined, shell: CallShell): Promise<string> {
+    let answer: RenderedAnswer;
+    try {
+      if ('error' in checked) throw checked.error;
+      const req = pin === undefined ? checked.req : { ...checked.req, tip: pin };
+      // The call's JSON text stands for the request text of the single endpoint, so a repeated
+      // call skips preparation (argument parsing, serialization, hashing) like a repeated request.
+      answer = await this.readOnly.answer(req, { url: BATCH_CALL, body: JSON.stringify(req) }, shell.context);
+    } catch (err) {
+      answer = shell.fail(err);
+    }
+    return withMeta(answer);
+  }
+}
+
+/**
+ * The network whose current block "consistent" pins to: that of every call that passes
+ * validation and carries no tip of its own. They must all be on one network (one block
+ * cannot describe two chains); undefined when no call needs a block.
+ */
+function consistentNetwork(checked: readonly Checked[]): Network | undefined {
+  const networks = new Set<Network>();
+  for (const c of checked) {
+    if ('error' in c || hasOwnTip(c.req)) continue;
+    try {
+      networks.add(parseContractAddress(c.req.contractAddress).network);
+    } catch {
+      // An invalid address fails its own item; it needs no block.
+    }
+  }
+  if (networks.size > 1) {
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      'tip "consistent" pins every call to one block of one chain, but the calls are on mainnet and testnet; send one batch per network',
+      { tip: 'consistent', networks: [...networks].sort() },
+    );
+  }
+  const [network] = networks;
+  return network;
+}
+
+/** `contractName` may be given as `addr.name` in `contractAddress` (a standard address has no dot). */
+function withContractName(call: unknown): unknown {
+  if (typeof call !== 'object' || call === null || Array.isArray(call)) return call;
+  const { contractAddress, contractName } = call as Record<string, unknown>;
+  if (contractName !== undefined || typeof contractAddress !== 'string') return call;
+  const dot = contractAddress.indexOf('.');
+  if (dot < 0) return call;
+  return {
+    ...call,
+    contractAddress: contractAddress.slice(0, dot),
+    contractName: contractAddress.slice(dot + 1),
+  };
+}
+
+/**
+ * A top-level tip other than "consistent", strictly checked before anything goes upstream: an
+ * index block hash (as 64 lowercase hex digits), or undefined for "latest" or none.
+ */
+function batchTip(tip: unknown): string | undefined {
+  try {
+    return parseTip(tip);
+  } catch (err) {
+    throw new GatewayError(
+      'VALIDATION_ERROR',
+      'tip must be an index block hash (64 hex digits, optionally 0x-prefixed), "latest" or "consistent"',
+      { field: 'tip', tip },
+      { cause: err },
+    );
+  }
+}
+
+function hasOwnTip(req: ReadOnlyRequest): boolean {
+  return req.tip !== undefined;
+}
+
+/** The answer's envelope text with `meta` added: the single answer's status, Cache-Status and tip height. */
+function withMeta(answer: RenderedAnswer): string {
+  const cacheStatus = answer.headers['cache-status'];
+  const tipHeight = Number(answer.headers['x-canonical-stacks-tip-height'] ?? Number.NaN);
+  const meta = `{"status":${answer.status},"cacheStatus":${cacheStatus === undefined ? 'null' : JSON.stringify(cacheStatus)},"tipHeight":${Number.isSafeInteger(tipHeight) ? tipHeight : 'null'}}`;
+  // Every envelope is a JSON object: splice meta in before its closing brace (no re-parse).
+  return `${answer.body.slice(0, answer.body.lastIndexOf('}'))},"meta":${meta}}`;
+}

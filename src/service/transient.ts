@@ -1,0 +1,22 @@
+/**
+ * Which failures are transient (extensions.md section 2, stale-if-error): a timeout, a
+ * connection error, a 5xx, a 429, a garbage answer, or no budget token in time. These say
+ * nothing about the call itself, so a stale answer is better than none. A definite answer of
+ * the node (okay:false, a 4xx, an unknown contract, a malformed-but-JSON answer) is not: it is
+ * never replaced by a stale one.
+ */
+import { isGatewayError } from '../errors.js';
+
+export function isTransientFailure(err: unknown): boolean {
+  if (!isGatewayError(err)) return false;
+  switch (err.code) {
+    case 'TIMEOUT':
+    case 'RATE_LIMIT_EXCEEDED':
+      return true;
+    case 'UPSTREAM_API_ERROR':
+      // 5xx, connection errors and non-JSON 200s are marked retryable; definite answers are not.
+      return err.status === 502 && err.details?.['retryable'] === true;
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * Negative caching of ABI lookups (extensions.md section 7, CACHE_NEGATIVE_TTL_S): the
+ * upstream's "no such contract" is remembered for a short while, so that repeated lookups of
+ * a missing contract (or read-only calls to it, which fetch its ABI first) cost one upstream
+ * request per window instead of one each (issue 12, defect 4).
+ *
+ * The answer stays the upstream's: the same UPSTREAM_API_ERROR 404, its message and details
+ * kept in the entry, with a Cache-Status that says where it came from (a hit, or a miss that
+ * was stored). The entries live under their own key namespace (keys.ts), never among the
+ * cached ABIs, so they are never listed as known contracts.
+ */
+import type { CacheEntry } from '../cache/entry.js';
+import { unknownAbiKey } from '../cache/keys.js';
+import type { ReadThroughCache } from '../cache/read-through.js';
+import { type ErrorDetails, GatewayError, isGatewayError } from '../errors.js';
+import { cacheHeaders } from './cache-status.js';
+import type { ContractRef } from './contract-ref.js';
+
+interface StoredNotFound {
+  readonly message: string;
+  readonly details?: ErrorDetails;
+}
+
+export class UnknownContracts {
+  /**
+   * @param ttlMs how long a 404 is remembered; 0 = not at all (every lookup asks upstream).
+   */
+  constructor(
+    private readonly cache: ReadThroughCache,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** The remembered 404 for ref, ready to throw (Cache-Status hit), or undefined. */
+  async lookup(ref: ContractRef): Promise<GatewayError | undefined> {
+    if (this.ttlMs === 0) return undefined;
+    const entry = await this.cache.peek(this.#key(ref));
+    if (entry === undefined) return undefined;
+    const stored = decode(entry);
+    if (stored === undefined) return undefined;
+    return notFound(stored, cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }));
+  }
+
+  /**
+   * When err is the upstream's 404 for an unknown contract: remember it and return it with
+   * its Cache-Status; any other error is returned as it is.
+   */
+  async remember(ref: ContractRef, err: unknown): Promise<unknown> {
+    if (this.ttlMs === 0 || !isUnknownContract(err)) return err;
+    const value: StoredNotFound =
+      err.details === undefined ? { message: err.message } : { message: err.message, details: err.details };
+    const stored = await this.cache.put(this.#key(ref), JSON.stringify(value), this.ttlMs);
+    return notFound(value, cacheHeaders({ outcome: 'miss', stored, ttlMs: this.ttlMs }), err);
+  }
+
+  /** Forget what is remembered of ref (an admin invalidation of its ABI). */
+  forget(ref: ContractRef): Promise<boolean> {
+    return this.cache.invalidate(this.#key(ref));
+  }
+
+  #key(ref: ContractRef): string {
+    return unknownAbiKey(ref.network, ref.address, ref.contractName);
+  }
+}
+
+/** The upstream's answer for a contract that does not exist (stacks-node.ts). */
+export function isUnknownContract(err: unknown): err is GatewayError {
+  return isGatewayError(err) && err.code === 'UPSTREAM_API_ERROR' && err.status === 404;
+}
+
+function notFound(stored: StoredNotFound, headers: Record<string, string>, cause?: unknown): GatewayError {
+  return new GatewayError('UPSTREAM_API_ERROR', stored.message, stored.details, {
+    status: 404,
+    headers,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/** An entry written by this module; anything else (foreign, corrupted) counts as absent. */
+function decode(entry: CacheEntry): StoredNotFound | undefined {
+  try {
+    const parsed = JSON.parse(entry.value) as Partial<StoredNotFound> | null;
+    if (parsed === null || typeof parsed !== 'object' || typeof parsed.message !== 'string') return undefined;
+    const details = parsed.details;
+    if (details !== undefined && (details === null || typeof details !== 'object' || Array.isArray(details)))
+      return undefined;
+    return details === undefined ? { message: parsed.message } : { message: parsed.message, details };
+  } catch {
+    return undefined;
+  }
+}

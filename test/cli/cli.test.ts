@@ -1,0 +1,245 @@
+/**
+ * The `clarity-cache` command line against the real gateway over real HTTP (fake node
+ * upstream): in-process through run() for most cases, and as a real process for the exit
+ * status, the streams and `serve`.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { Cl } from '@stacks/transactions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway } from '../../src/app.js';
+import { run } from '../../src/cli/run.js';
+import { loadConfig } from '../../src/config.js';
+import { type FakeNode, startFakeNode } from '../support/fake-node.js';
+import { hex, INFO_VALUE, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
+import { type RunningGateway, testEnv } from '../support/gateway.js';
+import { freePort } from '../support/process.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const DEMO = `${MAINNET_ADDR}.demo`;
+let node: FakeNode;
+let gw: RunningGateway;
+let gatewayRequests = 0;
+
+beforeAll(async () => {
+  node = await startFakeNode();
+  node.setAbi(MAINNET_ADDR, 'demo', SAMPLE_ABI);
+  node.setReadOnly(MAINNET_ADDR, 'demo', 'get-info', { okay: true, result: hex(INFO_VALUE) });
+  node.setReadOnly(MAINNET_ADDR, 'demo', 'get-balance', { okay: true, result: hex(Cl.ok(Cl.uint(1000))) });
+  node.setReadOnly(MAINNET_ADDR, 'demo', 'typed', { okay: true, result: hex(Cl.bool(true)) });
+  node.setReadOnly(MAINNET_ADDR, 'demo', 'fails', { okay: true, result: hex(Cl.error(Cl.uint(7))) });
+  // Every request the gateway receives is counted: a refused literal must cost none.
+  const gateway = await createGateway(loadConfig(testEnv(node.url, { UPSTREAM_RETRIES: '0' })));
+  gateway.app.addHook('onRequest', async () => {
+    gatewayRequests++;
+  });
+  const url = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  gw = { url, gateway, close: () => gateway.close() };
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await node?.close();
+});
+
+async function cli(argv: string[], env: Record<string, string> = {}) {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(argv, {
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+    env,
+  });
+  return { code, stdout, stderr };
+}
+
+describe('clarity-cache call', () => {
+  it('calls a read-only function and prints the decoded JSON', async () => {
+    const r = await cli(['call', DEMO, 'get-balance', `'${MAINNET_ADDR}`, '--url', gw.url]);
+    expect(r).toEqual({ code: 0, stdout: '"1000"\n', stderr: '' });
+    const sent = node.lastRequest('call-read')?.body as { arguments: string[] };
+    expect(sent.arguments).toEqual([hex(Cl.principal(MAINNET_ADDR))]);
+  });
+
+  it('sends each kind of literal as the ABI types it', async () => {
+    const r = await cli([
+      '--url',
+      gw.url,
+      'call',
+      DEMO,
+      'typed',
+      '-5',
+      '0x01020304',
+      '(list u1 2 u3)',
+      'true',
+      '{a: u1, s: "x"}',
+      '--fresh',
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toBe(true);
+    const sent = node.lastRequest('call-read')?.body as { arguments: string[] };
+    expect(sent.arguments).toEqual(
+      [
+        Cl.int(-5),
+        Cl.bufferFromHex('01020304'),
+        Cl.list([Cl.uint(1), Cl.uint(2), Cl.uint(3)]),
+        Cl.some(Cl.bool(true)),
+        Cl.tuple({ a: Cl.uint(1), s: Cl.stringAscii('x') }),
+      ].map(hex),
+    );
+  });
+
+  it('prints the whole envelope with --raw', async () => {
+    const r = await cli(['call', '--raw', DEMO, 'get-info'], { CLARITY_CACHE_URL: gw.url });
+    expect(r.code).toBe(0);
+    const envelope = JSON.parse(r.stdout);
+    expect(envelope.success).toBe(true);
+    expect(envelope.data.height).toBe('123456');
+  });
+
+  it('rejects a malformed literal before any request, naming the position', async () => {
+    const before = gatewayRequests;
+    const r = await cli(['call', DEMO, 'typed', '-5', '(list u1 u2', '--url', gw.url]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      'clarity-cache: VALIDATION_ERROR: argument 2: unclosed "(" at position 1 of "(list u1 u2"\n',
+    );
+    expect(gatewayRequests).toBe(before);
+  });
+
+  it('refuses a literal the ABI does not allow, naming the argument', async () => {
+    const r = await cli(['call', DEMO, 'get-balance', 'u5', '--url', gw.url]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'INVALID_ARGUMENTS: argument 1 (who: principal): expected principal, got a uint',
+    );
+    const count = await cli(['call', DEMO, 'get-balance', '--url', gw.url]);
+    expect(count.stderr).toContain('get-balance takes 1 argument(s) (who: principal), got 0');
+    const fn = await cli(['call', DEMO, 'transfer', '--url', gw.url]);
+    expect(fn.code).toBe(2);
+    expect(fn.stderr).toContain('INVALID_FUNCTION');
+    expect(fn.stderr).toContain('get-balance');
+  });
+
+  it('prints a gateway error with its code on stderr and exits 1', async () => {
+    const r = await cli(['call', DEMO, 'fails', '--url', gw.url]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(
+      /^clarity-cache: CONTRACT_ERROR \(HTTP 422\): .*\n {2}details: \{"value":"7"\}\n {2}id: err_/,
+    );
+    const raw = await cli(['call', DEMO, 'fails', '--url', gw.url, '--raw']);
+    expect(raw.code).toBe(1);
+    expect(JSON.parse(raw.stdout)).toMatchObject({ success: false, error: { code: 'CONTRACT_ERROR' } });
+    const missing = await cli(['call', `${MAINNET_ADDR}.missing`, 'f', '--url', gw.url]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('UPSTREAM_API_ERROR (HTTP 404)');
+  });
+});
+
+describe('clarity-cache abi, known, decode', () => {
+  it('prints the ABI, the known contracts and decoded values', async () => {
+    const abi = await cli(['abi', DEMO, '--url', gw.url]);
+    expect(abi.code).toBe(0);
+    expect(JSON.parse(abi.stdout).functions.map((f: { name: string }) => f.name)).toContain('typed');
+    const known = await cli(['known', `--url=${gw.url}`]);
+    expect(JSON.parse(known.stdout).contracts.cached).toContainEqual(
+      expect.objectContaining({ contractAddress: MAINNET_ADDR, contractName: 'demo' }),
+    );
+    const decoded = await cli(['decode', hex(Cl.stringAscii('hello')), '--url', gw.url]);
+    expect(decoded).toEqual({ code: 0, stdout: '"hello"\n', stderr: '' });
+    const bad = await cli(['decode', '0xzz', '--url', gw.url]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('INVALID_HEX_STRING (HTTP 400)');
+  });
+
+  it('explains usage mistakes with exit status 2', async () => {
+    expect(await cli([])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('USAGE_ERROR: no command'),
+    });
+    expect(await cli(['frob'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('unknown command'),
+    });
+    expect(await cli(['known', '--bogus'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--bogus'),
+    });
+    expect(await cli(['abi', 'nodot'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('INVALID_CONTRACT_ADDRESS'),
+    });
+    expect(await cli(['known', '--url', 'localhost:3000'])).toMatchObject({ code: 2 });
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Examples:');
+    expect(help.stdout).toContain('clarity-cache call');
+  });
+});
+
+/** The command as users run it (sources through tsx); resolves with status and streams. */
+function spawnCli(argv: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done, output: () => stdout + stderr };
+}
+
+describe('clarity-cache as a process', () => {
+  it('exits 0 with the result on stdout, non-zero with the code on stderr', async () => {
+    const ok = await spawnCli(['call', DEMO, 'get-balance', `'${MAINNET_ADDR}`, '--url', gw.url]).done;
+    expect(ok).toEqual({ code: 0, stdout: '"1000"\n', stderr: '' });
+    const failed = await spawnCli(['call', DEMO, 'fails'], { CLARITY_CACHE_URL: gw.url }).done;
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('CONTRACT_ERROR');
+  });
+
+  it('serve starts the gateway, which then answers', async () => {
+    const port = await freePort();
+    const svc = spawnCli(['serve', '--port', String(port), '--host', '127.0.0.1'], {
+      CACHE_STORE: 'memory',
+      STACKS_API_URL_MAINNET: node.url,
+      LOG_LEVEL: 'info',
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        svc.child.stdout.on('data', () => {
+          if (svc.output().includes('listening on')) resolve();
+        });
+        void svc.done.then(() => reject(new Error(`serve exited:\n${svc.output()}`)));
+      });
+      const r = await cli([
+        'call',
+        DEMO,
+        'get-balance',
+        `'${MAINNET_ADDR}`,
+        '--url',
+        `http://127.0.0.1:${port}`,
+      ]);
+      expect(r).toEqual({ code: 0, stdout: '"1000"\n', stderr: '' });
+    } finally {
+      svc.child.kill('SIGTERM');
+      await svc.done;
+    }
+  });
+});
