@@ -9,9 +9,9 @@ import type { LaneReuse } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
 
 /**
- * Request fields a hit's answer is judged by today. A request with any other field (a block
- * bound, a pinned tip, stale windows: newer parts of the request) always takes the full path,
- * so that rules this module does not know are never skipped.
+ * Request fields a hit's answer is judged by. A request with any other field (a pinned `tip`,
+ * anything newer) always takes the full path, so that rules this module does not know are
+ * never skipped.
  */
 const KNOWN_FIELDS = new Set([
   'contractAddress',
@@ -24,8 +24,13 @@ const KNOWN_FIELDS = new Set([
   'preserveContainers',
   'cacheControl',
 ]);
-/** cacheControl.ttl only applies to writing, never to which entry a hit serves. */
-const KNOWN_CACHE_CONTROL = new Set(['ttl']);
+/**
+ * cacheControl fields a replay honours: ttl only applies to writing; a block bound is part of
+ * the policy every replay is re-judged with (ReadThroughCache.stillServes); stale windows only
+ * apply once the entry is no longer fresh, when the replay stops anyway. bustCache and
+ * skipCache are not here: such requests always take the full path.
+ */
+const KNOWN_CACHE_CONTROL = new Set(['ttl', 'maxBlocks', 'staleWhileRevalidate', 'staleIfError']);
 
 /** Whether a request's hit can be replayed (see KNOWN_FIELDS). */
 export function replayable(req: object): boolean {

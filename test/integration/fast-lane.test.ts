@@ -235,15 +235,26 @@ describe('read-only hits', () => {
       expect((await request(url, { body })).body).toEqual(first.body);
       expect(gw.gateway.lane.served).toBe(2);
 
-      // 103: 3 blocks past the entry's height, beyond the bound.
-      node.setTipHeight(103);
+      // A request's own block bound is judged per answer too: 1 block is already exceeded.
+      const strict = { body: { ...body, cacheControl: { maxBlocks: 1 } } };
+      expect((await request(url, strict)).headers.get('cache-status')).not.toMatch(/; hit/);
+      const loose = { body: { ...body, cacheControl: { maxBlocks: 5 } } };
+      await request(url, loose); // a full-path hit on the entry just written, now held
+      const held = gw.gateway.lane.served;
+      expect((await request(url, loose)).headers.get('cache-status')).toBe('clarity-cache; hit');
+      expect(gw.gateway.lane.served).toBe(held + 1);
+
+      // 108: past both bounds (the entry now holds height 102).
+      node.setTipHeight(108);
       await learn(2);
       const upstream = node.count('call-read');
       const after = await request(url, { body });
       expect(after.headers.get('cache-status')).not.toMatch(/; hit/);
       expect(after.body.data).not.toEqual(first.body.data);
       expect(node.count('call-read')).toBe(upstream + 1);
-      expect(gw.gateway.lane.served).toBe(2);
+      const looseAfter = await request(url, loose);
+      expect(looseAfter.body.data).toEqual(after.body.data);
+      expect(gw.gateway.lane.served).toBe(held + 1);
     } finally {
       node.setTipHeight(100);
     }

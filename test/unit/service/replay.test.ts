@@ -13,20 +13,18 @@ describe('replayable', () => {
         senderAddress: 'SP2',
         strictJsonCompat: false,
         preserveContainers: true,
-        cacheControl: { ttl: 60 },
+        cacheControl: { ttl: 60, maxBlocks: 3, staleWhileRevalidate: 10, staleIfError: 10 },
       }),
     ).toBe(true);
   });
 
-  it('refuses any other field, top level or in cacheControl (block bounds, tips, stale windows, bust, skip)', () => {
+  it('refuses any other field, top level or in cacheControl (pinned tips, bust, skip, unknown)', () => {
     expect(replayable({ ...base, tip: 'latest' })).toBe(false);
     for (const cc of [
-      { maxBlocks: 3 },
-      { staleWhileRevalidate: 10 },
-      { staleIfError: 10 },
       { bustCache: true },
       { skipCache: true },
-      { ttl: 5, maxBlocks: 1 },
+      { ttl: 5, future: 1 },
+      { maxBlocks: 1, skipCache: false },
     ]) {
       expect(replayable({ ...base, cacheControl: cc })).toBe(false);
     }
