@@ -37,7 +37,9 @@ import { cacheOutcomeOfHeader } from './request-context.js';
 export type { LaneReuse } from '../service/answer.js';
 
 /** Most bytes of answers the lane holds (keys, bodies and headers, approximately). */
-export const LANE_MAX_BYTES = 8 * 1024 * 1024;
+export const LANE_MAX_BYTES = 4 * 1024 * 1024;
+/** What an entry costs besides its key, body and header text (objects, closures, the entry it holds). */
+const ENTRY_OVERHEAD_BYTES = 1024;
 /** Larger request bodies always take the full path (and are never buffered here). */
 export const LANE_MAX_BODY_BYTES = 16 * 1024;
 
@@ -276,7 +278,10 @@ export class FastLane {
     const dynamicNames = new Set<string>();
     const dynamic = offer.reuse.headers?.(Date.now()) ?? [];
     for (let i = 0; i < dynamic.length; i += 2) dynamicNames.add((dynamic[i] as string).toLowerCase());
-    const answer = Buffer.from(payload, 'utf8');
+    // Unpooled and exact-sized: a small Buffer.from() is a slice of a shared 8 KiB slab, and
+    // one held slice keeps its whole slab alive (measured: +100 MiB RSS with 1M distinct keys).
+    const answer = Buffer.allocUnsafeSlow(Buffer.byteLength(payload, 'utf8'));
+    answer.write(payload, 'utf8');
     const headers: string[] = [];
     for (const [name, value] of Object.entries(sent)) {
       if (value === undefined || NOT_REPLAYED.has(name) || dynamicNames.has(name)) continue;
@@ -287,7 +292,7 @@ export class FastLane {
     headers.push('content-length', String(answer.length));
     const key = laneKey(method, url, raw.headers['content-type'], raw.headers.origin, body);
     const path = `${method} ${url}`;
-    const size = key.length + answer.length + headers.join('').length + 256;
+    const size = key.length + answer.length + headers.join('').length + ENTRY_OVERHEAD_BYTES;
     this.#paths.set(path, (this.#paths.get(path) ?? 0) + 1);
     this.#entries.set(key, {
       path,
