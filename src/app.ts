@@ -16,8 +16,10 @@ import { explorerRoutes } from './explorer/plugin.js';
 import { requireHostHeader } from './http/client-errors.js';
 import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { FastLane } from './http/fast-lane.js';
 import { registerOpenApi } from './http/openapi.js';
 import { installJsonParsing } from './http/raw-body.js';
+import { nextRequestId } from './http/request-ids.js';
 import { trackEndpoints, trackRoutes } from './http/route-table.js';
 import { abiRoutes } from './http/routes/abi.js';
 import { adminRoutes } from './http/routes/admin.js';
@@ -27,7 +29,7 @@ import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
 import { nodeCompatRoutes } from './http/routes/node-compat.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
-import { createServer, installRequestHooks } from './http/server.js';
+import { createServer, installRequestHooks, logsRequests } from './http/server.js';
 import { Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
@@ -58,6 +60,8 @@ export interface Gateway {
   readonly upstreams: UpstreamPool | undefined;
   /** What the gateway knows of each network's tip (and currentBlock() for pinning a batch). */
   readonly chain: ChainTracker;
+  /** The exact-repeat fast lane in front of the router (src/http/fast-lane.ts). */
+  readonly lane: FastLane;
   /** Stop accepting, finish what is in flight, then release the store and upstream pools. */
   close(): Promise<void>;
 }
@@ -195,6 +199,15 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
     isDraining: () => draining,
   });
+  // Last of the root hooks: it captures answers with the headers every other hook added.
+  const lane = new FastLane({
+    isDraining: () => draining,
+    onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
+    logRequest: logsRequests(config.logLevel)
+      ? (fields) => log.info({ reqId: nextRequestId(), ...fields }, 'request')
+      : undefined,
+  });
+  lane.install(app);
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
   await app.register(endpointIndexRoutes, { endpoints });
@@ -245,5 +258,5 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     })();
     return closing;
   };
-  return { app, config, store, cache, metrics, upstreams: upstreamPool, chain, close };
+  return { app, config, store, cache, metrics, upstreams: upstreamPool, chain, lane, close };
 }

@@ -361,6 +361,28 @@ export class ReadThroughCache {
     return { fresh: false, since: broke ?? this.now() };
   }
 
+  /**
+   * Whether get(key) with this policy would still serve this very entry object, judged
+   * synchronously from the store's memory tier (false when unsure). Anything that changes the
+   * key (a write, a bust, a failed write, an invalidation, another instance's change evicting
+   * the hot copy) replaces or drops the object, so answers derived from it stop at once.
+   */
+  stillServes(key: string, entry: CacheEntry, policy: CachePolicy = {}): boolean {
+    if (this.store.peekHot?.(key) !== entry) return false;
+    const judged = this.#judge(entry, policy);
+    if (judged instanceof Promise) {
+      // The tip is only known asynchronously here (shared tips): let the full path judge it.
+      judged.catch(() => {});
+      return false;
+    }
+    return judged.fresh;
+  }
+
+  /** Count a hit answered from an earlier rendering of an entry (see stillServes). */
+  countHit(key: string): void {
+    this.onOutcome('hit', key);
+  }
+
   /** Keys of the live entries under prefix. A store failure is thrown: a partial list would mislead. */
   list(prefix: string): Promise<string[]> {
     return this.store.list(prefix);

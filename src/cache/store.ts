@@ -50,4 +50,9 @@ export interface CacheStore {
   listHot?(prefix: string): string[];
   /** Drop the in-memory copy of key (another instance changed it in the shared backing store). */
   evictHot?(key: string): void;
+  /**
+   * The live entry held in process memory for key, synchronously (the very object get would
+   * return), or undefined; never reads a backing store.
+   */
+  peekHot?(key: string): CacheEntry | undefined;
 }

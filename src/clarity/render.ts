@@ -6,8 +6,9 @@
  * from the strict decoder or the input parser and are at most 32 levels deep, so plain
  * recursion is bounded.
  */
-import { ClarityType, type ClarityValue, cvToString } from '@stacks/transactions';
+import { type ClarityValue, cvToString } from '@stacks/transactions';
 import { GatewayError } from '../errors.js';
+import { CT } from './clarity-type.js';
 
 export interface RenderOptions {
   /**
@@ -52,27 +53,27 @@ function contractError(cv: ClarityValue, rendered: unknown): GatewayError {
  */
 export function renderClarityValue(cv: ClarityValue, opts: RenderOptions): unknown {
   switch (cv.type) {
-    case ClarityType.Int:
-    case ClarityType.UInt:
+    case CT.Int:
+    case CT.UInt:
       return renderInteger(cv.value, opts);
-    case ClarityType.BoolTrue:
+    case CT.BoolTrue:
       return true;
-    case ClarityType.BoolFalse:
+    case CT.BoolFalse:
       return false;
-    case ClarityType.Buffer:
+    case CT.Buffer:
       return `0x${cv.value}`;
-    case ClarityType.PrincipalStandard:
-    case ClarityType.PrincipalContract:
-    case ClarityType.StringASCII:
-    case ClarityType.StringUTF8:
+    case CT.PrincipalStandard:
+    case CT.PrincipalContract:
+    case CT.StringASCII:
+    case CT.StringUTF8:
       return cv.value;
-    case ClarityType.List: {
+    case CT.List: {
       const items = cv.value;
       const out = new Array<unknown>(items.length);
       for (let i = 0; i < items.length; i++) out[i] = renderClarityValue(items[i]!, opts);
       return out;
     }
-    case ClarityType.Tuple: {
+    case CT.Tuple: {
       const out: Record<string, unknown> = {};
       // Canonical (byte) order, as on the wire: the output, and which of several errs is
       // raised, then depend on the value alone, not on how its object was built. Decoded
@@ -94,17 +95,17 @@ export function renderClarityValue(cv: ClarityValue, opts: RenderOptions): unkno
       }
       return out;
     }
-    case ClarityType.OptionalNone:
+    case CT.OptionalNone:
       return opts.preserveContainers ? wrapper('none', null) : null;
-    case ClarityType.OptionalSome: {
+    case CT.OptionalSome: {
       const inner = renderClarityValue(cv.value, opts);
       return opts.preserveContainers ? wrapper('some', inner) : inner;
     }
-    case ClarityType.ResponseOk: {
+    case CT.ResponseOk: {
       const inner = renderClarityValue(cv.value, opts);
       return opts.preserveContainers ? wrapper('ok', inner) : inner;
     }
-    case ClarityType.ResponseErr: {
+    case CT.ResponseErr: {
       const inner = renderClarityValue(cv.value, opts);
       if (opts.preserveContainers) return wrapper('err', inner);
       throw contractError(cv, inner);

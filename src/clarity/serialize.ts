@@ -10,8 +10,9 @@
  * non-ASCII characters in string-ascii (`charCodeAt & 0xff`); here they are refused.
  * For every other value the bytes are identical to `serializeCV` (the tests compare them).
  */
-import { ClarityType, type ClarityValue } from '@stacks/transactions';
+import type { ClarityValue } from '@stacks/transactions';
 import { GatewayError } from '../errors.js';
+import { CT } from './clarity-type.js';
 import { decodeAddress } from './principal.js';
 import {
   firstNonClarityAscii,
@@ -56,35 +57,35 @@ function addressHex(address: string): string {
 function write(cv: ClarityValue, out: string[], level: number): void {
   if (level > MAX_DEPTH) invalid(`nested deeper than ${MAX_DEPTH} levels`);
   switch (cv.type) {
-    case ClarityType.Int: {
+    case CT.Int: {
       const v = toBigInt(cv.value);
       if (v < MIN_I128 || v > MAX_I128) invalid(`int ${v} is out of the 128-bit signed range`);
       out.push('00', BigInt.asUintN(128, v).toString(16).padStart(32, '0'));
       return;
     }
-    case ClarityType.UInt: {
+    case CT.UInt: {
       const v = toBigInt(cv.value);
       if (v < 0n || v > MAX_U128) invalid(`uint ${v} is out of the 128-bit unsigned range`);
       out.push('01', v.toString(16).padStart(32, '0'));
       return;
     }
-    case ClarityType.Buffer: {
+    case CT.Buffer: {
       const hex = cv.value;
       if (typeof hex !== 'string' || !HEX.test(hex)) invalid('buffer value is not an even-length hex string');
       if (hex.length / 2 > MAX_VALUE_SIZE) invalid(`buffer exceeds ${MAX_VALUE_SIZE} bytes`);
       out.push('02', u32(hex.length / 2), hex.toLowerCase());
       return;
     }
-    case ClarityType.BoolTrue:
+    case CT.BoolTrue:
       out.push('03');
       return;
-    case ClarityType.BoolFalse:
+    case CT.BoolFalse:
       out.push('04');
       return;
-    case ClarityType.PrincipalStandard:
+    case CT.PrincipalStandard:
       out.push('05', addressHex(cv.value));
       return;
-    case ClarityType.PrincipalContract: {
+    case CT.PrincipalContract: {
       const id: string = cv.value;
       const dot = id.indexOf('.');
       const name = id.slice(dot + 1);
@@ -97,27 +98,27 @@ function write(cv: ClarityValue, out: string[], level: number): void {
       );
       return;
     }
-    case ClarityType.ResponseOk:
+    case CT.ResponseOk:
       out.push('07');
       write(cv.value, out, level + 1);
       return;
-    case ClarityType.ResponseErr:
+    case CT.ResponseErr:
       out.push('08');
       write(cv.value, out, level + 1);
       return;
-    case ClarityType.OptionalNone:
+    case CT.OptionalNone:
       out.push('09');
       return;
-    case ClarityType.OptionalSome:
+    case CT.OptionalSome:
       out.push('0a');
       write(cv.value, out, level + 1);
       return;
-    case ClarityType.List:
+    case CT.List:
       if (cv.value.length > MAX_VALUE_SIZE) invalid(`list exceeds ${MAX_VALUE_SIZE} items`);
       out.push('0b', u32(cv.value.length));
       for (const item of cv.value) write(item, out, level + 1);
       return;
-    case ClarityType.Tuple: {
+    case CT.Tuple: {
       // Default sort compares UTF-16 code units; names are ASCII, so this is byte order.
       const keys = Object.keys(cv.value).sort();
       if (keys.length === 0) invalid('a tuple needs at least one field');
@@ -129,7 +130,7 @@ function write(cv: ClarityValue, out: string[], level: number): void {
       }
       return;
     }
-    case ClarityType.StringASCII: {
+    case CT.StringASCII: {
       const s = cv.value;
       const bad = firstNonClarityAscii(s);
       if (bad >= 0) invalid(`string-ascii has a character Clarity does not allow at index ${bad}`);
@@ -137,7 +138,7 @@ function write(cv: ClarityValue, out: string[], level: number): void {
       out.push('0d', u32(s.length), Buffer.from(s, 'latin1').toString('hex'));
       return;
     }
-    case ClarityType.StringUTF8: {
+    case CT.StringUTF8: {
       const s = cv.value;
       if (hasLoneSurrogate(s)) invalid('string-utf8 has an unpaired surrogate');
       const bytes = Buffer.from(s, 'utf8');

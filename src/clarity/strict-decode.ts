@@ -14,24 +14,25 @@
  * library would (bigint integers, lower-case hex buffers, c32 principal strings), which the
  * tests check against `deserializeCV` on valid input.
  */
-import {
-  type BufferCV,
+import type {
+  BufferCV,
   ClarityType,
-  type ClarityValue,
-  type ContractPrincipalCV,
-  type IntCV,
-  type ListCV,
-  type ResponseErrorCV,
-  type ResponseOkCV,
-  type SomeCV,
-  type StandardPrincipalCV,
-  type StringAsciiCV,
-  type StringUtf8CV,
-  type TupleCV,
-  type TupleData,
-  type UIntCV,
+  ClarityValue,
+  ContractPrincipalCV,
+  IntCV,
+  ListCV,
+  ResponseErrorCV,
+  ResponseOkCV,
+  SomeCV,
+  StandardPrincipalCV,
+  StringAsciiCV,
+  StringUtf8CV,
+  TupleCV,
+  TupleData,
+  UIntCV,
 } from '@stacks/transactions';
 import { GatewayError } from '../errors.js';
+import { CT } from './clarity-type.js';
 import { parseHex } from './hex.js';
 import { encodeAddress } from './principal.js';
 import {
@@ -158,42 +159,42 @@ export function decodeClarityBytes(bytes: Uint8Array, options: DecodeOptions = {
     let value: ClarityValue;
     switch (typeByte) {
       case 0x00:
-        value = { type: ClarityType.Int, value: BigInt.asIntN(128, readInt128(at, 'int')) } as IntCV;
+        value = { type: CT.Int, value: BigInt.asIntN(128, readInt128(at, 'int')) } as IntCV;
         break;
       case 0x01:
-        value = { type: ClarityType.UInt, value: readInt128(at, 'uint') } as UIntCV;
+        value = { type: CT.UInt, value: readInt128(at, 'uint') } as UIntCV;
         break;
       case 0x02: {
         const [start, len] = readSized('buffer', at);
-        value = { type: ClarityType.Buffer, value: buf.toString('hex', start, start + len) } as BufferCV;
+        value = { type: CT.Buffer, value: buf.toString('hex', start, start + len) } as BufferCV;
         break;
       }
       case 0x03:
-        value = { type: ClarityType.BoolTrue };
+        value = { type: CT.BoolTrue };
         break;
       case 0x04:
-        value = { type: ClarityType.BoolFalse };
+        value = { type: CT.BoolFalse };
         break;
       case 0x05:
-        value = { type: ClarityType.PrincipalStandard, value: readAddress(at) } as StandardPrincipalCV;
+        value = { type: CT.PrincipalStandard, value: readAddress(at) } as StandardPrincipalCV;
         break;
       case 0x06: {
         const address = readAddress(at);
         const name = readName('contract name', isValidContractName);
-        value = { type: ClarityType.PrincipalContract, value: `${address}.${name}` } as ContractPrincipalCV;
+        value = { type: CT.PrincipalContract, value: `${address}.${name}` } as ContractPrincipalCV;
         break;
       }
       case 0x07:
-        stack.push({ kind: 'wrap', type: ClarityType.ResponseOk });
+        stack.push({ kind: 'wrap', type: CT.ResponseOk });
         continue;
       case 0x08:
-        stack.push({ kind: 'wrap', type: ClarityType.ResponseErr });
+        stack.push({ kind: 'wrap', type: CT.ResponseErr });
         continue;
       case 0x09:
-        value = { type: ClarityType.OptionalNone };
+        value = { type: CT.OptionalNone };
         break;
       case 0x0a:
-        stack.push({ kind: 'wrap', type: ClarityType.OptionalSome });
+        stack.push({ kind: 'wrap', type: CT.OptionalSome });
         continue;
       case 0x0b: {
         const count = readU32('list', at);
@@ -202,7 +203,7 @@ export function decodeClarityBytes(bytes: Uint8Array, options: DecodeOptions = {
         if (count > MAX_VALUE_SIZE) fail(at, `list length ${count} exceeds the ${MAX_VALUE_SIZE} maximum`);
         if (count > end - pos) fail(at, `list of ${count} items overruns the ${end - pos} remaining bytes`);
         if (count === 0) {
-          value = { type: ClarityType.List, value: [] } as ListCV;
+          value = { type: CT.List, value: [] } as ListCV;
           break;
         }
         stack.push({ kind: 'list', items: [], remaining: count });
@@ -231,7 +232,7 @@ export function decodeClarityBytes(bytes: Uint8Array, options: DecodeOptions = {
           }
         }
         value = {
-          type: ClarityType.StringASCII,
+          type: CT.StringASCII,
           value: buf.toString('latin1', start, start + len),
         } as StringAsciiCV;
         break;
@@ -244,7 +245,7 @@ export function decodeClarityBytes(bytes: Uint8Array, options: DecodeOptions = {
         } catch {
           fail(start, 'string-utf8 is not valid UTF-8');
         }
-        value = { type: ClarityType.StringUTF8, value: text } as StringUtf8CV;
+        value = { type: CT.StringUTF8, value: text } as StringUtf8CV;
         break;
       }
       default:
@@ -267,7 +268,7 @@ export function decodeClarityBytes(bytes: Uint8Array, options: DecodeOptions = {
         top.items.push(value);
         if (--top.remaining > 0) break;
         stack.pop();
-        value = { type: ClarityType.List, value: top.items } as ListCV;
+        value = { type: CT.List, value: top.items } as ListCV;
         continue;
       }
       // Keys are validated Clarity names (they start with a letter), so `__proto__` cannot
@@ -278,7 +279,7 @@ export function decodeClarityBytes(bytes: Uint8Array, options: DecodeOptions = {
         break;
       }
       stack.pop();
-      value = { type: ClarityType.Tuple, value: top.data } as TupleCV;
+      value = { type: CT.Tuple, value: top.data } as TupleCV;
     }
   }
 }

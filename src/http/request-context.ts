@@ -33,7 +33,11 @@ export type CacheOutcomeName = 'hit' | 'miss' | 'coalesced' | 'bypass' | 'stale'
  */
 export function cacheOutcomeOf(reply: FastifyReply): CacheOutcomeName | undefined {
   const header = reply.getHeader('cache-status');
-  if (typeof header !== 'string') return undefined;
+  return typeof header === 'string' ? cacheOutcomeOfHeader(header) : undefined;
+}
+
+/** The cache outcome a Cache-Status value reports (see cacheOutcomeOf). */
+export function cacheOutcomeOfHeader(header: string): CacheOutcomeName | undefined {
   const params = header
     .split(';')
     .slice(1)

@@ -3,7 +3,6 @@
  * ids, lazy child loggers, JSON parsing, Ajv), one log line and one metric per request, and
  * closing keep-alive connections while draining. Routes are registered by createGateway.
  */
-import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyInstance,
@@ -17,6 +16,7 @@ import { clientErrorHandler, frameworkErrors } from './client-errors.js';
 import { splitContractId } from './contract-id-url.js';
 import { lazyChildLogger } from './lazy-logger.js';
 import { cacheOutcomeOf, upstreamUsageOf } from './request-context.js';
+import { nextRequestId } from './request-ids.js';
 
 type ServerConfig = Pick<
   Config,
@@ -45,7 +45,7 @@ export function createServer(config: ServerConfig) {
     // request.ip: the first X-Forwarded-For hop when TRUST_PROXY=true (the client behind the
     // proxies), else the socket's address. It names the client for fair budget waiting.
     trustProxy: config.trustProxy,
-    genReqId: () => randomUUID(),
+    genReqId: nextRequestId,
     childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger, bindings, options),
     requestIdHeader: false,
     // See installJsonParsing: tuple keys such as `constructor` are plain data.
@@ -86,6 +86,11 @@ export interface RequestHooksOptions {
   readonly isDraining: () => boolean;
 }
 
+/** Whether one access log line is written per request at this level. */
+export function logsRequests(level: Config['logLevel']): boolean {
+  return ['info', 'debug', 'trace'].includes(level);
+}
+
 export function installRequestHooks(app: FastifyInstance, options: RequestHooksOptions): void {
   // Draining: answers given while closing end their keep-alive connection, so that
   // server.close() is not held open by clients that would otherwise reuse it.
@@ -93,7 +98,7 @@ export function installRequestHooks(app: FastifyInstance, options: RequestHooksO
     if (options.isDraining()) reply.header('connection', 'close');
     done(null, payload);
   });
-  const logRequests = ['info', 'debug', 'trace'].includes(options.logLevel);
+  const logRequests = logsRequests(options.logLevel);
   app.addHook('onResponse', (request, reply, done) => {
     const ms = reply.elapsedTime;
     options.onAnswered(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, ms / 1000);

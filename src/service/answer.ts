@@ -8,6 +8,22 @@ export interface RenderedAnswer {
   readonly headers: Readonly<Record<string, string>>;
   /** The JSON text of the success envelope. */
   readonly body: string;
+  /** How the answer may be replayed for an identical request; absent = never. */
+  readonly reuse?: LaneReuse | undefined;
 }
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * How an answer may be replayed for an identical request (the HTTP fast lane, src/http/fast-lane.ts)
+ * without going through the service again. Given only for answers whose validity the service can
+ * judge synchronously; everything else simply has none.
+ */
+export interface LaneReuse {
+  /** Whether the full path would still give this very answer at `now` (epoch ms); false drops it. */
+  valid(now: number): boolean;
+  /** Headers that change per answer (Cache-Status, Age), as flat name/value pairs. */
+  headers?(now: number): string[];
+  /** Told each time the answer is replayed (cache outcome metrics). */
+  served?(): void;
+}

@@ -27,12 +27,13 @@ import type { Network } from '../config.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
-import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
+import { JSON_CONTENT_TYPE, type LaneReuse, type RenderedAnswer } from './answer.js';
 import { cacheHeaders } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
 import { nodeRefusalBody, nodeResultBody, refusalCause } from './node-shape.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
+import { hitReuse, replayable } from './replay.js';
 import { isTransientFailure } from './transient.js';
 
 export type { RenderedAnswer } from './answer.js';
@@ -85,6 +86,8 @@ export interface ReadOnlyLookup {
   readonly staleSince?: number | undefined;
   /** The chain tip height the value was read at, when known. */
   readonly tipHeight: number | undefined;
+  /** How an answer rendered from this hit may be replayed (src/service/replay.ts); absent = never. */
+  readonly reuse?: LaneReuse | undefined;
 }
 
 /**
@@ -147,7 +150,12 @@ export class ReadOnlyService {
     } catch (err) {
       throw isGatewayError(err) ? withHeaders(err, cache) : err;
     }
-    return { status: 200, headers: { ...cache, 'content-type': JSON_CONTENT_TYPE }, body };
+    return {
+      status: 200,
+      headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
+      body,
+      reuse: result.reuse,
+    };
   }
 
   /**
@@ -177,7 +185,12 @@ export class ReadOnlyService {
       entry === undefined
         ? nodeResultBody(value)
         : this.#rendered.body(entry, NODE_SHAPE, () => nodeResultBody(value));
-    return { status: 200, headers: { ...lookupHeaders(result), 'content-type': JSON_CONTENT_TYPE }, body };
+    return {
+      status: 200,
+      headers: { ...lookupHeaders(result), 'content-type': JSON_CONTENT_TYPE },
+      body,
+      reuse: result.reuse,
+    };
   }
 
   /**
@@ -254,7 +267,13 @@ export class ReadOnlyService {
       entry !== undefined
         ? (entry.tipHeight ?? undefined)
         : (result.meta?.tipHeight ?? this.#heightNow(call) ?? undefined);
-    return { value, outcome, entry, stored: stored === true, ttlMs, stale, staleSince, tipHeight };
+    // A fresh hit may be replayed for an identical request while the cache would still serve
+    // its entry under this very policy (block bound included); stale answers never are.
+    const reuse =
+      outcome === 'hit' && entry !== undefined && stale === undefined && replayable(req)
+        ? hitReuse(this.cache, call.key, entry, policy)
+        : undefined;
+    return { value, outcome, entry, stored: stored === true, ttlMs, stale, staleSince, tipHeight, reuse };
   }
 
   /**

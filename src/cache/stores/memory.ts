@@ -189,6 +189,10 @@ export class MemoryStore implements CacheStore {
     return this.#entries.size;
   }
 
+  peekHot(key: string): CacheEntry | undefined {
+    return this.#entries.get(key);
+  }
+
   /** The whole store is in memory. */
   hotEntries(): number {
     return this.#entries.size;

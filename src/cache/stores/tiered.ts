@@ -153,6 +153,10 @@ export class TieredStore implements CacheStore {
     this.#hot.delete(key);
   }
 
+  peekHot(key: string): CacheEntry | undefined {
+    return this.#hot.get(key);
+  }
+
   /** Keys of live hot entries under prefix: what can still be listed while the cold store is down. */
   listHot(prefix: string): string[] {
     return this.#hot.keys(prefix);

@@ -1,9 +1,14 @@
 /** POST /contract-calls/decode-clarity-value */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ok } from '../../api/envelope.js';
+import { okJson } from '../../api/envelope.js';
 import { DecodeBody, ErrorEnvelope, successEnvelope } from '../../api/schemas.js';
 import { decodeClarityHex, parseClarityValue, renderClarityValue } from '../../clarity/index.js';
+import { JSON_CONTENT_TYPE, type LaneReuse } from '../../service/answer.js';
+import { offerReplay } from '../fast-lane.js';
+
+/** A decode answer is a pure function of the request body: an identical body gets it again. */
+const PURE: LaneReuse = { valid: () => true };
 
 export const decodeRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -20,12 +25,17 @@ export const decodeRoute: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { clarityValue, strictJsonCompat = true, preserveContainers = false } = request.body;
       const cv =
         typeof clarityValue === 'string' ? decodeClarityHex(clarityValue) : parseClarityValue(clarityValue);
       const decoded = renderClarityValue(cv, { integers: 'decode', strictJsonCompat, preserveContainers });
-      return ok({ original: clarityValue, decoded });
+      offerReplay(request, PURE);
+      // Sent as JSON text (the schema's fields are Unknown: its serializer would only call
+      // JSON.stringify on them, after walking the envelope).
+      return reply
+        .type(JSON_CONTENT_TYPE)
+        .send(okJson(JSON.stringify({ original: clarityValue, decoded })) as never);
     },
   );
 };

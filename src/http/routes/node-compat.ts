@@ -22,6 +22,7 @@ import {
 } from '../../api/schemas.js';
 import type { AbiRegistry } from '../../service/abi-registry.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
+import { offerReplay } from '../fast-lane.js';
 import { requestContext } from '../request-context.js';
 
 export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
@@ -60,6 +61,7 @@ export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
         raw === undefined ? undefined : { url: request.url, body: raw },
         requestContext(request),
       );
+      offerReplay(request, answer.reuse);
       return reply
         .code(answer.status)
         .headers(answer.headers)

@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '../../api/schemas.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
+import { offerReplay } from '../fast-lane.js';
 import { requestContext } from '../request-context.js';
 
 export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService }> = async (
@@ -37,6 +38,7 @@ export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService
         raw === undefined ? undefined : { url: request.url, body: raw },
         requestContext(request),
       );
+      offerReplay(request, answer.reuse);
       // Already JSON: Fastify sends a string payload as it is.
       return reply
         .code(answer.status)

@@ -1,0 +1,331 @@
+/**
+ * The exact-repeat fast lane: a 'request' listener in front of Fastify's own, on the same
+ * node:http server, that answers a request whose method, URL, Content-Type, Origin and raw body
+ * bytes are identical to those of an earlier request, with the answer the full path (router,
+ * hooks, validation, service) gave that earlier request, as long as that answer is still what
+ * the full path would give now.
+ *
+ * Why: a cache hit's own work is a few µs; the framework around it (routing, hooks, body
+ * parsing, schema validation, the async handler, header objects) was most of its cost
+ * (bench/results/profile.md). A repeat needs none of it.
+ *
+ * What keeps it honest:
+ * - Only answers a route explicitly offers (offerReplay) are held, and only after they went
+ *   through the full path; the headers replayed are the ones that path sent (CORS included:
+ *   Origin is part of the key), with the per-answer ones (Cache-Status, Age) recomputed by the
+ *   offer's `headers` at each answer.
+ * - Each offer says when it stops being valid (`valid`, asked on every answer): a read-only
+ *   hit is valid while the hot tier still holds the very entry object it was rendered from
+ *   and that entry is fresh (see ReadOnlyService); a decode answer is a pure function of the
+ *   body, so it is always valid.
+ * - Anything unusual goes to the full path untouched: no entry for this method and URL, no
+ *   Content-Length or a body above LANE_MAX_BODY_BYTES, Transfer-Encoding, Expect,
+ *   Content-Encoding, no Host, or the gateway draining (whose answers close the connection).
+ * - Metrics (route, method, status, duration; the offer's `served` for cache outcomes) and the
+ *   access log line are written exactly as the full path's hooks write them.
+ *
+ * When the lane read a body but has no answer for it, the request continues to Fastify with
+ * the bytes replayed as its payload stream (a preParsing hook), so nothing is read twice.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import type { LaneReuse } from '../service/answer.js';
+import { cacheOutcomeOfHeader } from './request-context.js';
+
+export type { LaneReuse } from '../service/answer.js';
+
+/** Most bytes of answers the lane holds (keys, bodies and headers, approximately). */
+export const LANE_MAX_BYTES = 4 * 1024 * 1024;
+/** What an entry costs besides its key, body and header text (objects, closures, the entry it holds). */
+const ENTRY_OVERHEAD_BYTES = 1024;
+/** Larger request bodies always take the full path (and are never buffered here). */
+export const LANE_MAX_BODY_BYTES = 16 * 1024;
+
+const OFFER = Symbol('fastLaneOffer');
+const BUFFERED = Symbol('fastLaneBody');
+
+interface LaneRequest extends IncomingMessage {
+  [OFFER]?: { readonly reuse: LaneReuse; readonly route: string; readonly url: string };
+  [BUFFERED]?: Buffer | Error;
+}
+
+interface LaneEntry {
+  readonly path: string;
+  readonly status: number;
+  /** Header names and values of the full path's answer, without the per-answer ones. */
+  readonly headers: readonly string[];
+  readonly body: Buffer;
+  readonly reuse: LaneReuse;
+  /** Route pattern and URL as the full path's metrics and log line name them. */
+  readonly route: string;
+  readonly url: string;
+  readonly size: number;
+}
+
+/** Headers never replayed: recomputed per answer, or Node's own. */
+const NOT_REPLAYED = new Set(['content-length', 'connection', 'date', 'keep-alive', 'transfer-encoding']);
+
+export interface FastLaneOptions {
+  readonly maxBytes?: number;
+  readonly maxBodyBytes?: number;
+  /** While true every request takes the full path (which closes kept-alive connections). */
+  readonly isDraining: () => boolean;
+  /** As the full path's onResponse hook: route pattern, method, status, seconds. */
+  readonly onAnswered: (route: string, method: string, status: number, seconds: number) => void;
+  /** The access log line, when request logging is on (LOG_LEVEL info or below). */
+  readonly logRequest?: ((fields: Record<string, unknown>) => void) | undefined;
+}
+
+/**
+ * Offer the answer being sent for replay by the fast lane (called by a route handler before
+ * it sends a success). The lane takes it only when the answer is sent as text with status 200.
+ */
+export function offerReplay(request: FastifyRequest, reuse: LaneReuse | undefined): void {
+  if (reuse === undefined) return;
+  (request.raw as LaneRequest)[OFFER] = {
+    reuse,
+    route: request.routeOptions.url ?? 'unmatched',
+    url: request.url,
+  };
+}
+
+export class FastLane {
+  readonly #entries: LRUCache<string, LaneEntry>;
+  /** Entries per `method url`: a request on a path with none is passed on without reading it. */
+  readonly #paths = new Map<string, number>();
+  readonly #maxBodyBytes: number;
+  readonly #options: FastLaneOptions;
+  #served = 0;
+
+  constructor(options: FastLaneOptions) {
+    this.#options = options;
+    this.#maxBodyBytes = options.maxBodyBytes ?? LANE_MAX_BODY_BYTES;
+    this.#entries = new LRUCache<string, LaneEntry>({
+      maxSize: options.maxBytes ?? LANE_MAX_BYTES,
+      sizeCalculation: (entry) => entry.size,
+      dispose: (entry) => {
+        const n = (this.#paths.get(entry.path) ?? 1) - 1;
+        if (n <= 0) this.#paths.delete(entry.path);
+        else this.#paths.set(entry.path, n);
+      },
+    });
+  }
+
+  /** Answers held now (tests and metrics). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Answers given by the lane since start (tests: which path answered). */
+  get served(): number {
+    return this.#served;
+  }
+
+  /**
+   * Put the lane in front of the app's request handler, replay buffered bodies to Fastify,
+   * and capture offered answers. Call after every other onSend hook is added (the captured
+   * headers must be the final ones) and before listen.
+   */
+  install(app: FastifyInstance): void {
+    const server = app.server as Server;
+    const [fastify, ...others] = server.listeners('request') as ((
+      req: IncomingMessage,
+      res: ServerResponse,
+    ) => void)[];
+    if (fastify === undefined || others.length > 0)
+      throw new Error('fast lane: expected one request listener');
+    server.removeAllListeners('request');
+    server.on('request', (req: LaneRequest, res: ServerResponse) => {
+      if (!this.#take(req, res, fastify)) fastify(req, res);
+    });
+
+    app.addHook('preParsing', (request, _reply, payload, done) => {
+      const buffered = (request.raw as LaneRequest)[BUFFERED];
+      if (buffered === undefined) return done(null, payload);
+      const replay = new Readable({ read() {} });
+      if (buffered instanceof Error) replay.destroy(buffered);
+      else {
+        replay.push(buffered);
+        replay.push(null);
+      }
+      done(null, replay);
+    });
+
+    app.addHook('onSend', (request, reply, payload, done) => {
+      const raw = request.raw as LaneRequest;
+      const offer = raw[OFFER];
+      if (offer !== undefined && reply.statusCode === 200 && typeof payload === 'string') {
+        const buffered = raw[BUFFERED];
+        const body = buffered instanceof Buffer ? buffered : Buffer.from(request.rawBody ?? '', 'utf8');
+        this.#hold(raw, body, reply.getHeaders(), payload, offer);
+      }
+      done(null, payload);
+    });
+  }
+
+  /** Serve req from the lane when it can; false = Fastify must handle it (and has not been called). */
+  #take(req: LaneRequest, res: ServerResponse, fastify: (req: IncomingMessage, res: ServerResponse) => void) {
+    const method = req.method ?? '';
+    const url = req.url ?? '';
+    if (this.#paths.size === 0 || !this.#paths.has(`${method} ${url}`)) return false;
+    const h = req.headers;
+    if (
+      h['transfer-encoding'] !== undefined ||
+      h.expect !== undefined ||
+      h['content-encoding'] !== undefined ||
+      h.host === undefined ||
+      this.#options.isDraining()
+    ) {
+      return false;
+    }
+    const length = Number(h['content-length']);
+    if (!Number.isSafeInteger(length) || length < 0 || length > this.#maxBodyBytes) return false;
+    const start = performance.now();
+    const chunks: Buffer[] = [];
+    let received = 0;
+    /** The whole body, once its last announced byte arrived and the lane had no answer for it. */
+    let unanswered: Buffer | undefined;
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      received += chunk.length;
+      if (received !== length) return;
+      // The last byte Content-Length announced: answer now, not a tick later at 'end'.
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      if (this.#serve(req, res, method, url, body, start)) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        req.off('error', onError);
+      } else unanswered = body;
+    };
+    const onError = (err: Error): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req[BUFFERED] = err;
+      fastify(req, res);
+    };
+    // A miss continues to Fastify only at 'end', when the request is complete, as it expects.
+    const onEnd = (): void => {
+      req.off('data', onData);
+      req.off('error', onError);
+      let body = unanswered;
+      if (body === undefined) {
+        body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+        if (received === length && this.#serve(req, res, method, url, body, start)) return;
+      }
+      req[BUFFERED] = body;
+      fastify(req, res);
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onError);
+    return true;
+  }
+
+  #serve(
+    req: LaneRequest,
+    res: ServerResponse,
+    method: string,
+    url: string,
+    body: Buffer,
+    start: number,
+  ): boolean {
+    const key = laneKey(method, url, req.headers['content-type'], req.headers.origin, body);
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return false;
+    const now = Date.now();
+    if (!entry.reuse.valid(now)) {
+      this.#entries.delete(key);
+      return false;
+    }
+    const dynamic = entry.reuse.headers?.(now);
+    res.writeHead(
+      entry.status,
+      dynamic === undefined ? (entry.headers as string[]) : entry.headers.concat(dynamic),
+    );
+    res.end(entry.body);
+    this.#served++;
+    entry.reuse.served?.();
+    const ms = performance.now() - start;
+    this.#options.onAnswered(entry.route, method, entry.status, ms / 1000);
+    // The access line the full path writes (server.ts): the cache outcome its Cache-Status tells.
+    if (this.#options.logRequest !== undefined) {
+      const fields: Record<string, unknown> = {
+        method,
+        url: entry.url,
+        statusCode: entry.status,
+        ms: Math.round(ms * 100) / 100,
+      };
+      const status = headerValue(dynamic, 'cache-status') ?? headerValue(entry.headers, 'cache-status');
+      const cache = status === undefined ? undefined : cacheOutcomeOfHeader(status);
+      if (cache !== undefined) fields['cache'] = cache;
+      this.#options.logRequest(fields);
+    }
+    return true;
+  }
+
+  #hold(
+    raw: LaneRequest,
+    body: Buffer,
+    sent: Record<string, unknown>,
+    payload: string,
+    offer: NonNullable<LaneRequest[typeof OFFER]>,
+  ): void {
+    const method = raw.method ?? '';
+    // As received, before Fastify's rewriteUrl (`addr.name` paths): what the lane sees.
+    const url = (raw as { originalUrl?: string }).originalUrl ?? raw.url ?? '';
+    const dynamicNames = new Set<string>();
+    const dynamic = offer.reuse.headers?.(Date.now()) ?? [];
+    for (let i = 0; i < dynamic.length; i += 2) dynamicNames.add((dynamic[i] as string).toLowerCase());
+    // Unpooled and exact-sized: a small Buffer.from() is a slice of a shared 8 KiB slab, and
+    // one held slice keeps its whole slab alive (measured: +100 MiB RSS with 1M distinct keys).
+    const answer = Buffer.allocUnsafeSlow(Buffer.byteLength(payload, 'utf8'));
+    answer.write(payload, 'utf8');
+    const headers: string[] = [];
+    for (const [name, value] of Object.entries(sent)) {
+      if (value === undefined || NOT_REPLAYED.has(name) || dynamicNames.has(name)) continue;
+      // A multi-valued header cannot be replayed as one flat pair: keep such answers off the lane.
+      if (Array.isArray(value)) return;
+      headers.push(name, String(value));
+    }
+    headers.push('content-length', String(answer.length));
+    const key = laneKey(method, url, raw.headers['content-type'], raw.headers.origin, body);
+    const path = `${method} ${url}`;
+    const size = key.length + answer.length + headers.join('').length + ENTRY_OVERHEAD_BYTES;
+    this.#paths.set(path, (this.#paths.get(path) ?? 0) + 1);
+    this.#entries.set(key, {
+      path,
+      status: 200,
+      headers,
+      body: answer,
+      reuse: offer.reuse,
+      route: offer.route,
+      url: offer.url,
+      size,
+    });
+    // Too large for the lane at all: lru-cache refused it without calling dispose.
+    if (!this.#entries.has(key)) {
+      const n = (this.#paths.get(path) ?? 1) - 1;
+      if (n <= 0) this.#paths.delete(path);
+      else this.#paths.set(path, n);
+    }
+  }
+}
+
+function headerValue(pairs: readonly string[] | undefined, name: string): string | undefined {
+  if (pairs === undefined) return undefined;
+  for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === name) return pairs[i + 1];
+  return undefined;
+}
+
+/** Everything the answer depends on: bytes as latin1, so that every byte stays distinct. */
+function laneKey(
+  method: string,
+  url: string,
+  contentType: string | undefined,
+  origin: string | undefined,
+  body: Buffer,
+): string {
+  return `${method} ${url}\n${contentType ?? ''}\n${origin ?? ''}\n${body.toString('latin1')}`;
+}
