@@ -3,8 +3,6 @@
  * upstream): in-process through run() for most cases, and as a real process for the exit
  * status, the streams and `serve`.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/app.js';
@@ -13,9 +11,8 @@ import { loadConfig } from '../../src/config.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 import { hex, INFO_VALUE, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
 import { type RunningGateway, testEnv } from '../support/gateway.js';
-import { freePort } from '../support/process.js';
+import { freePort, spawnNode } from '../support/process.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const DEMO = `${MAINNET_ADDR}.demo`;
 let node: FakeNode;
 let gw: RunningGateway;
@@ -186,23 +183,7 @@ describe('clarity-cache abi, known, decode', () => {
 
 /** The command as users run it (sources through tsx); resolves with status and streams. */
 function spawnCli(argv: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('close', (code) => resolve({ code, stdout, stderr })),
-  );
-  return { child, done, output: () => stdout + stderr };
+  return spawnNode(['--import', 'tsx', 'src/cli/main.ts', ...argv], env);
 }
 
 describe('clarity-cache as a process', () => {

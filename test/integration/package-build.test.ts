@@ -4,7 +4,7 @@
  * `clarity-cache` bin (dist/cli.mjs), and `clarity-cache serve` serving the explorer page
  * from the prebuilt files in dist/explorer/.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cl } from '@stacks/transactions';
@@ -12,28 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
-import { freePort } from '../support/process.js';
+import { freePort, spawnNode } from '../support/process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 let node: FakeNode;
 let gw: RunningGateway;
 
-function runNode(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('close', (code) => resolve({ code, stdout, stderr })),
-  );
-  return { child, done, output: () => stdout + stderr };
-}
+/** A node process from the repository root, its output collected. */
+const runNode = spawnNode;
 
 beforeAll(async () => {
   execFileSync(process.execPath, ['scripts/bundle.mjs'], { cwd: ROOT });

@@ -100,3 +100,27 @@ async function pollHealth(url: string, exited: Promise<unknown>): Promise<void> 
   }
   throw new Error(`service at ${url} did not answer /health`);
 }
+
+/**
+ * A node process started with `args` from the repository root, its output collected: `done`
+ * resolves with the exit status and both streams, `output()` reads what arrived so far.
+ */
+export function spawnNode(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done, output: () => stdout + stderr };
+}
