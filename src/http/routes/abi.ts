@@ -16,6 +16,7 @@ import {
   KNOWN_CONTRACTS_MAX_LIMIT,
 } from '../../service/abi-registry.js';
 import { requestContext } from '../request-context.js';
+import { sendAnswer } from '../send-answer.js';
 
 /** ABI query parameters; others are ignored (additional properties allowed). */
 const AbiQuery = Type.Object(
@@ -65,11 +66,7 @@ export const abiRoutes: FastifyPluginAsyncTypebox<{ abis: AbiRegistry }> = async
         },
         requestContext(request),
       );
-      // Already JSON: Fastify sends a string payload as it is, without the response serializer.
-      return reply
-        .code(answer.status)
-        .headers(answer.headers)
-        .send(answer.body as never);
+      return sendAnswer(reply, answer);
     },
   );
 

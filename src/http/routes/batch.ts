@@ -19,6 +19,7 @@ import type { BatchService, CallShell } from '../../service/batch.js';
 import type { ReadOnlyRequest } from '../../service/read-only.js';
 import { errorEnvelope, toGatewayError } from '../error-handler.js';
 import { requestContext } from '../request-context.js';
+import { sendAnswer } from '../send-answer.js';
 
 export const batchRoute: FastifyPluginAsyncTypebox<{ batch: BatchService; maxCalls: number }> = async (
   app,
@@ -38,10 +39,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<{ batch: BatchService; maxCal
     },
     async (request, reply) => {
       const answer = await batch.answer(request.body, callShell(request));
-      return reply
-        .code(answer.status)
-        .headers(answer.headers)
-        .send(answer.body as never);
+      return sendAnswer(reply, answer);
     },
   );
 };

@@ -24,6 +24,7 @@ import type { AbiRegistry } from '../../service/abi-registry.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
 import { offerReplay } from '../fast-lane.js';
 import { requestContext } from '../request-context.js';
+import { requestText, sendAnswer } from '../send-answer.js';
 
 export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
   service: ReadOnlyService;
@@ -48,7 +49,6 @@ export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
       const { sender, arguments: args } = request.body;
       // An empty ?tip= is no tip (as `tip=` reads in a URL); anything else is checked strictly.
       const tip = request.query.tip === '' ? undefined : request.query.tip;
-      const raw = request.rawBody;
       const answer = await service.nodeAnswer(
         {
           contractAddress: address,
@@ -58,14 +58,11 @@ export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
           senderAddress: sender,
           ...(tip === undefined ? {} : { tip }),
         },
-        raw === undefined ? undefined : { url: request.url, body: raw },
+        requestText(request),
         requestContext(request),
       );
       offerReplay(request, answer.reuse);
-      return reply
-        .code(answer.status)
-        .headers(answer.headers)
-        .send(answer.body as never);
+      return sendAnswer(reply, answer);
     },
   );
 
@@ -89,10 +86,7 @@ export const nodeCompatRoutes: FastifyPluginAsyncTypebox<{
         request.params.contract,
         requestContext(request),
       );
-      return reply
-        .code(answer.status)
-        .headers(answer.headers)
-        .send(answer.body as never);
+      return sendAnswer(reply, answer);
     },
   );
 };

@@ -9,6 +9,7 @@ import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '..
 import type { ReadOnlyService } from '../../service/read-only.js';
 import { offerReplay } from '../fast-lane.js';
 import { requestContext } from '../request-context.js';
+import { requestText, sendAnswer } from '../send-answer.js';
 
 export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService }> = async (
   app,
@@ -32,18 +33,13 @@ export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService
       },
     },
     async (request, reply) => {
-      const raw = request.rawBody;
       const answer = await service.answer(
         { ...request.params, ...request.body },
-        raw === undefined ? undefined : { url: request.url, body: raw },
+        requestText(request),
         requestContext(request),
       );
       offerReplay(request, answer.reuse);
-      // Already JSON: Fastify sends a string payload as it is.
-      return reply
-        .code(answer.status)
-        .headers(answer.headers)
-        .send(answer.body as never);
+      return sendAnswer(reply, answer);
     },
   );
 };
