@@ -1,26 +1,4 @@
-/**
- * A read-only call, from the request to the rendered answer: validate everything locally,
- * answer from the cache when it can, and otherwise validate against the ABI and make one
- * (coalesced) upstream call. What is cached is the node's raw result hex; decoding options
- * apply per request.
- *
- * lookup() is the one code path: validation, the cache and the upstream call, giving the raw
- * result and where it came from. Its two renderings are the entry points of the HTTP shells:
- * answer() (the envelope: the single endpoint, and each item of a batch) and nodeAnswer()
- * (the node's own {okay, result} shape: the node-compatible endpoint). The memos that keep
- * the hit path cheap live behind them: prepared calls by request text (prepared-call.ts) and
- * rendered answers by stored entry (rendered-bodies.ts). A hit re-parses, re-hashes,
- * re-renders and re-stringifies nothing.
- */
-import type { CacheEntry } from '../cache/entry.js';
-import type {
-  CacheOutcome,
-  CachePolicy,
-  LoadContext,
-  LoadedValue,
-  ReadThroughCache,
-  StaleServing,
-} from '../cache/read-through.js';
+import type { CachePolicy, LoadContext, LoadedValue, ReadThroughCache } from '../cache/read-through.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
 import type { Network } from '../config.js';
@@ -28,7 +6,7 @@ import { GatewayError, isGatewayError } from '../errors.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
 import { JSON_CONTENT_TYPE, type LaneReuse, type RenderedAnswer } from './answer.js';
-import { cacheHeaders } from './cache-status.js';
+import { type CacheView, cacheHeaders } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
 import { nodeRefusalBody, nodeResultBody, refusalCause } from './node-shape.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
@@ -72,18 +50,10 @@ export interface ReadOnlyRequest {
 /** Rendering variant of a stored entry in the node's shape (envelope variants use bits 0 and 1). */
 const NODE_SHAPE = 4;
 
-export interface ReadOnlyLookup {
+/** A lookup's result: its cache view (outcome, entry, stored, ttl, stale) and the raw value. */
+export interface ReadOnlyLookup extends CacheView {
   /** The node's raw result (0x hex), from the cache or fresh. */
   readonly value: string;
-  readonly outcome: CacheOutcome;
-  /** The entry served, for a hit. */
-  readonly entry?: CacheEntry | undefined;
-  /** Whether this request stored the value, and for how long (undefined = until removed). */
-  readonly stored: boolean;
-  readonly ttlMs: number | undefined;
-  /** A stale entry refetched or answered under a window, and since when it was stale. */
-  readonly stale?: StaleServing | undefined;
-  readonly staleSince?: number | undefined;
   /** The chain tip height the value was read at, when known. */
   readonly tipHeight: number | undefined;
   /** How an answer rendered from this hit may be replayed (src/service/replay.ts); absent = never. */
