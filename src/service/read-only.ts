@@ -1,3 +1,17 @@
+/**
+ * A read-only call, from the request to the rendered answer: validate everything locally,
+ * answer from the cache when it can, and otherwise validate against the ABI and make one
+ * (coalesced) upstream call. What is cached is the node's raw result hex; decoding options
+ * apply per request.
+ *
+ * lookup() is the one code path: validation, the cache and the upstream call, giving the raw
+ * result and where it came from. Its two renderings are the entry points of the HTTP shells:
+ * answer() (the envelope: the single endpoint, and each item of a batch) and nodeAnswer()
+ * (the node's own {okay, result} shape: the node-compatible endpoint). The memos that keep
+ * the hit path cheap live behind them: prepared calls by request text (prepared-call.ts) and
+ * rendered answers by stored entry (rendered-bodies.ts). A hit re-parses, re-hashes,
+ * re-renders and re-stringifies nothing.
+ */
 import type { CachePolicy, LoadContext, LoadedValue, ReadThroughCache } from '../cache/read-through.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
