@@ -72,9 +72,14 @@ export class ChainFollower {
   newBlock(body: Buffer | undefined): void {
     const startedAt = performance.now();
     const parsed = parse(body);
-    if (!parsed.ok) return this.reject('/new_block', parsed.reason);
-    if (!newBlockCheck.Check(parsed.value))
-      return this.reject('/new_block', firstError(newBlockCheck, parsed.value));
+    if (!parsed.ok) {
+      this.reject('/new_block', parsed.reason);
+      return;
+    }
+    if (!newBlockCheck.Check(parsed.value)) {
+      this.reject('/new_block', firstError(newBlockCheck, parsed.value));
+      return;
+    }
     const payload = parsed.value;
     const indexBlockHash = normalizeHash(payload.index_block_hash);
     if (this.#seen.has(indexBlockHash)) {
@@ -107,9 +112,9 @@ export class ChainFollower {
   /** A POST /new_burn_block body: checked (an unusable one ends proofs), otherwise nothing to do. */
   newBurnBlock(body: Buffer | undefined): void {
     const parsed = parse(body);
-    if (!parsed.ok) return this.reject('/new_burn_block', parsed.reason);
-    if (!newBurnBlockCheck.Check(parsed.value))
-      return this.reject('/new_burn_block', firstError(newBurnBlockCheck, parsed.value));
+    if (!parsed.ok) this.reject('/new_burn_block', parsed.reason);
+    else if (!newBurnBlockCheck.Check(parsed.value))
+      this.reject('/new_burn_block', firstError(newBurnBlockCheck, parsed.value));
   }
 
   /** A payload the gateway could not use (or could not even read): every proof ends. */
