@@ -368,10 +368,14 @@ export class DevnetChain {
     }
   }
 
+  /** Told of every block made after start-up, with its parent (src/devnet/event-dispatcher.ts). */
+  readonly blockMade = new Set<(block: BlockIdentity, parent: BlockIdentity | undefined) => void>();
+
   private recordBlock(height: number, burnBlockHeight: number): void {
     const identity = blockIdentity(height, burnBlockHeight);
     this.blocks[height] = identity;
     this.heightByIndexHash.set(identity.indexBlockHash, height);
+    for (const listener of this.blockMade) listener(identity, this.blocks[height - 1]);
   }
 
   /** Wraps a read-only call: success → hex result; Clarity failure → the node's cause. */
