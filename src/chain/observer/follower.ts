@@ -50,6 +50,8 @@ export class ChainFollower {
   readonly #seen = new Set<string>();
   #queue: Promise<void> = Promise.resolve();
   #last: FollowedBlock | undefined;
+  #handled = 0;
+  #waiters: { count: number; resolve: () => void }[] = [];
 
   constructor(options: ChainFollowerOptions) {
     this.#o = options;
@@ -68,8 +70,37 @@ export class ChainFollower {
     return this.#queue;
   }
 
+  /** Payloads handed in so far (read or not). */
+  get handled(): number {
+    return this.#handled;
+  }
+
+  /** Resolves once `count` payloads have been handed in and everything handed in is applied. */
+  async untilHandled(count: number): Promise<void> {
+    if (this.#handled < count) {
+      await new Promise<void>((resolve) => this.#waiters.push({ count, resolve }));
+    }
+    await this.idle();
+  }
+
+  #count(): void {
+    this.#handled++;
+    const ready = this.#waiters.filter((w) => w.count <= this.#handled);
+    if (ready.length === 0) return;
+    this.#waiters = this.#waiters.filter((w) => w.count > this.#handled);
+    for (const w of ready) w.resolve();
+  }
+
   /** A POST /new_block body, as read (bytes). */
   newBlock(body: Buffer | undefined): void {
+    try {
+      this.#newBlock(body);
+    } finally {
+      this.#count();
+    }
+  }
+
+  #newBlock(body: Buffer | undefined): void {
     const startedAt = performance.now();
     const parsed = parse(body);
     if (!parsed.ok) {
@@ -111,6 +142,7 @@ export class ChainFollower {
 
   /** A POST /new_burn_block body: checked (an unusable one ends proofs), otherwise nothing to do. */
   newBurnBlock(body: Buffer | undefined): void {
+    this.#count();
     const parsed = parse(body);
     if (!parsed.ok) this.reject('/new_burn_block', parsed.reason);
     else if (!newBurnBlockCheck.Check(parsed.value))
@@ -121,6 +153,12 @@ export class ChainFollower {
   reject(route: string, reason: string): void {
     this.#o.onRejected?.(route, reason);
     this.#enqueue(async () => this.ledger.interrupt());
+  }
+
+  /** A body that could not even be read (too large, cut off): rejected, and counted as handed in. */
+  unreadable(route: string, reason: string): void {
+    this.reject(route, reason);
+    this.#count();
   }
 
   #enqueue(work: () => Promise<void>): void {

@@ -38,7 +38,7 @@ export function createObserverServer(options: ObserverServerOptions): FastifyIns
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.setErrorHandler((err: Error, request, reply) => {
-    follower.reject(request.url.split('?')[0]!, `unreadable payload: ${err.message}`);
+    follower.unreadable(request.url.split('?')[0]!, `unreadable payload: ${err.message}`);
     return reply.code(200).send();
   });
   app.setNotFoundHandler((_request, reply) => reply.code(200).send());
