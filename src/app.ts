@@ -234,9 +234,14 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     metrics: metrics.observer,
     log,
     tipChannel: scaleOut?.observedTips,
-    onDeployed: (contractId) => {
+    // A deployed contract is no longer unknown: its remembered ABI 404 goes at once.
+    onDeployed: async (contractId) => {
       const [address, name] = contractId.split('.') as [string, string];
-      void abis.forgetUnknown(parseContractRef(address, name)).catch(() => {});
+      try {
+        await abis.forgetUnknown(parseContractRef(address, name));
+      } catch (err) {
+        log.debug({ err, contractId }, 'event observer: could not forget the deployed contract’s ABI 404');
+      }
     },
   });
   await app.register(opsRoutes, {

@@ -6,7 +6,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import {
+  getAddressFromPrivateKey,
   makeContractCall,
+  makeContractDeploy,
   makeRandomPrivKey,
   makeSTXTokenTransfer,
   serializeTransaction,
@@ -16,6 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { BlockIdentity } from '../../src/devnet/blocks.js';
 import { EventDispatcher, newBlockPayload } from '../../src/devnet/event-dispatcher.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
+import { SAMPLE_ABI } from '../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
 import { startRedis } from '../support/redis-server.js';
 
@@ -244,6 +247,69 @@ describe('event observer ingress', () => {
     await post(210, { fork: 3, parentFork: 3 }); // a sibling of 210 on another fork
     expect(ledger().current(later, 210)).toBe(false);
     expect(await metric('clarity_cache_observer_blocks_total')).toContain('outcome="restarted"');
+  });
+});
+
+describe('deploys and oversized payloads', () => {
+  it('a deploy forgets the deployed contract’s remembered ABI 404 at once', async () => {
+    const sender = getAddressFromPrivateKey(key, 'testnet');
+    const abiUrl = `${gw.url}/contract-calls/abi/${sender}/deployed-now`;
+    expect((await request(abiUrl)).status).toBe(404);
+    node.setAbi(sender, 'deployed-now', SAMPLE_ABI);
+    // Remembered: still 404 without asking the node.
+    expect((await request(abiUrl)).status).toBe(404);
+    const deploy = await makeContractDeploy({
+      senderKey: key,
+      network: 'testnet',
+      fee: 0,
+      nonce: 0,
+      contractName: 'deployed-now',
+      codeBody: '(define-read-only (f) u1)',
+    });
+    const height = (ledger().tip?.height ?? 300) + 1;
+    await post(height, { txs: [serializeTransaction(deploy)] });
+    expect(ledger().tip?.deployed).toEqual([`${sender}.deployed-now`]);
+    const res = await request(abiUrl);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual(SAMPLE_ABI);
+  });
+
+  it('a payload over EVENT_OBSERVER_BODY_LIMIT_MB is answered 200, counted, and ends proofs', async () => {
+    const small = await startGateway(
+      testEnv(node.url, {
+        EVENT_OBSERVER_PORT: '0',
+        EVENT_OBSERVER_NETWORK: 'testnet',
+        EVENT_OBSERVER_BODY_LIMIT_MB: '1',
+      }),
+      { contractSource },
+    );
+    try {
+      const obs = small.gateway.observer!;
+      await new EventDispatcher({ urls: [`http://${obs.address}`], attempts: 1 }).dispatch({
+        block: identity(10),
+        parent: identity(9),
+        transactions: [],
+        events: [],
+      });
+      await obs.follower.untilHandled(1);
+      expect(obs.ledger.tip?.height).toBe(10);
+      const big = JSON.stringify({
+        ...newBlockPayload({ block: identity(11), parent: identity(10), transactions: [], events: [] }),
+        padding: 'x'.repeat(2 * 1024 * 1024),
+      });
+      const res = await fetch(`http://${obs.address}/new_block`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: big,
+      });
+      await res.text();
+      expect(res.status).toBe(200);
+      await obs.follower.untilHandled(2);
+      expect(obs.ledger.tip).toBeUndefined();
+      expect(small.gateway.chain.known('testnet')?.height).toBe(10);
+    } finally {
+      await small.close();
+    }
   });
 });
 

@@ -25,7 +25,7 @@ export interface ChainFollowerHooks {
   /** A block applied to the ledger, with what it touched and how long it took to handle (ms). */
   readonly onApplied?: (outcome: AppendOutcome, touched: Touched, handlingMs: number) => void;
   /** A block deployed a contract (clears its negative ABI cache). */
-  readonly onDeployed?: (contractId: string) => void;
+  readonly onDeployed?: (contractId: string) => void | Promise<void>;
   /** A block already seen. */
   readonly onDuplicate?: () => void;
   /** Unexpected failure while applying a block (the block then counts as missed). */
@@ -135,7 +135,7 @@ export class ChainFollower {
         },
         receivedAt,
       );
-      for (const id of effects.deployed) this.#o.onDeployed?.(id);
+      for (const id of effects.deployed) await this.#o.onDeployed?.(id);
       this.#o.onApplied?.(outcome, effects.touched, performance.now() - startedAt);
     });
   }

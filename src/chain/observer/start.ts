@@ -42,7 +42,7 @@ export interface EventObserverOptions {
   /** Announces observed tips to the other instances (CACHE_STORE=redis). */
   readonly tipChannel?: RedisTipChannel | undefined;
   /** A deploy: forget that this contract was unknown (negative ABI cache). */
-  readonly onDeployed?: (contractId: string) => void;
+  readonly onDeployed?: (contractId: string) => void | Promise<void>;
   readonly now?: () => number;
 }
 
