@@ -35,13 +35,23 @@ export interface DependencyAnalyzerOptions {
   readonly maxContracts?: number;
 }
 
+interface Acc {
+  contracts: Set<string>;
+  readsContext: boolean;
+  dynamicCall: boolean;
+  incomplete: boolean;
+}
+
 export class DependencyAnalyzer {
   readonly #source: ContractSourcePort;
   readonly #analyses: LRUCache<string, Promise<ContractAnalysis>>;
+  /** Complete answers per `contract::function` (none of whose sources failed to come). */
+  readonly #answers: LRUCache<string, Dependencies>;
 
   constructor(options: DependencyAnalyzerOptions) {
     this.#source = options.source;
     this.#analyses = new LRUCache({ max: options.maxContracts ?? 10_000 });
+    this.#answers = new LRUCache({ max: (options.maxContracts ?? 10_000) * 4 });
   }
 
   /** A contract's own analysis (fetched once; a failed fetch or unreadable source is not kept). */
@@ -60,6 +70,8 @@ export class DependencyAnalyzer {
   /** Learns a contract from source already at hand (a deploy transaction's code). */
   learn(contractId: string, source: string): ContractAnalysis {
     const analysis = analyzeContract(contractId, source);
+    // Answers that found it missing (before its deployment) no longer hold.
+    this.#answers.clear();
     this.#analyses.set(contractId, Promise.resolve(analysis));
     return analysis;
   }
@@ -70,9 +82,25 @@ export class DependencyAnalyzer {
    * statically (volatile): nothing can be proven about it.
    */
   async dependencies(contractId: string, functionName: string): Promise<Dependencies> {
-    const acc = { contracts: new Set<string>(), readsContext: false, dynamicCall: false };
+    const key = `${contractId}::${functionName}`;
+    const known = this.#answers.get(key);
+    if (known !== undefined) return known;
+    const acc: Acc = {
+      contracts: new Set<string>(),
+      readsContext: false,
+      dynamicCall: false,
+      incomplete: false,
+    };
     await this.#reach(contractId, functionName, acc, new Set());
-    return { ...acc, volatile: acc.readsContext || acc.dynamicCall };
+    const answer: Dependencies = {
+      contracts: acc.contracts,
+      readsContext: acc.readsContext,
+      dynamicCall: acc.dynamicCall,
+      volatile: acc.readsContext || acc.dynamicCall,
+    };
+    // A source that could not be had is asked again next time: such an answer is not kept.
+    if (!acc.incomplete) this.#answers.set(key, answer);
+    return answer;
   }
 
   /** Dependencies of a deployment's own code (its constants, initial values, top-level calls). */
@@ -80,12 +108,7 @@ export class DependencyAnalyzer {
     return this.dependencies(contractId, TOP_LEVEL);
   }
 
-  async #reach(
-    contractId: string,
-    functionName: string,
-    acc: { contracts: Set<string>; readsContext: boolean; dynamicCall: boolean },
-    seen: Set<string>,
-  ): Promise<void> {
+  async #reach(contractId: string, functionName: string, acc: Acc, seen: Set<string>): Promise<void> {
     const key = `${contractId}::${functionName}`;
     if (seen.has(key)) return;
     seen.add(key);
@@ -95,6 +118,7 @@ export class DependencyAnalyzer {
       analysis = await this.analysis(contractId);
     } catch {
       acc.dynamicCall = true;
+      acc.incomplete = true;
       return;
     }
     const fn: LocalFunction | undefined = analysis.functions.get(functionName);
