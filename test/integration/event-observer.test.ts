@@ -149,6 +149,13 @@ describe('event observer ingress', () => {
     expect(ledger().current({ ...during([id('other')]), height: 201 }, 202)).toBe(true);
     expect(ledger().current({ ...during([id('other')]), height: 200 }, 202)).toBe(false);
     expect(await metric('clarity_cache_observer_invalidations_total')).toContain('scope="contract"');
+    // What entries depend on, as the freshness rules will ask it.
+    const observer = gw.gateway.observer!;
+    expect(await observer.dependsOn(id('vault'), 'get-vault')).toEqual(
+      new Set([id('vault'), id('demo-token')]),
+    );
+    expect(await observer.dependsOn(id('vault'))).toEqual(new Set([id('vault')]));
+    expect(await observer.dependsOn(id('nowhere'), 'f')).toBe('volatile');
   });
 
   it('a transfer touches everything', async () => {

@@ -8,7 +8,7 @@ import { type ContractSourcePort, DependencyAnalyzer } from '../../clarity/analy
 import type { Config, Network } from '../../config.js';
 import type { ObserverMetrics } from '../../observability/observer-metrics.js';
 import type { RedisTipChannel } from '../../redis/tip-channel.js';
-import { BlockLedger } from '../block-ledger.js';
+import { BlockLedger, type EntryDependencies } from '../block-ledger.js';
 import type { ChainTips } from '../tips.js';
 import { ChainFollower } from './follower.js';
 import { createObserverServer } from './server.js';
@@ -29,6 +29,12 @@ export interface EventObserver {
   /** host:port it listens on. */
   readonly address: string;
   status(): EventObserverStatus;
+  /**
+   * What a latest-state read of `functionName` of `contractId` depends on, for the ledger's
+   * proof (`ledger.current`): the contracts it reaches, or 'volatile'. Map entries, data vars
+   * and constants depend on their own contract only: pass no function for them.
+   */
+  dependsOn(contractId: string, functionName?: string): Promise<EntryDependencies>;
   close(): Promise<void>;
 }
 
@@ -93,6 +99,11 @@ export async function startEventObserver(options: EventObserverOptions): Promise
     analyzer,
     server,
     address,
+    dependsOn: async (contractId, functionName) => {
+      if (functionName === undefined) return new Set([contractId]);
+      const deps = await analyzer.dependencies(contractId, functionName);
+      return deps.volatile ? 'volatile' : deps.contracts;
+    },
     status: () => {
       const last = follower.lastBlock;
       return {
