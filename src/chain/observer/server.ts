@@ -38,7 +38,10 @@ export function createObserverServer(options: ObserverServerOptions): FastifyIns
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.setErrorHandler((err: Error, request, reply) => {
-    follower.unreadable(request.url.split('?')[0]!, `unreadable payload: ${err.message}`);
+    // The route is a metric label: only the two acted-on routes by name, the rest as "other".
+    const path = request.url.split('?')[0]!;
+    const route = path === '/new_block' || path === '/new_burn_block' ? path : 'other';
+    follower.unreadable(route, `unreadable payload: ${err.message}`);
     return reply.code(200).send();
   });
   app.setNotFoundHandler((_request, reply) => reply.code(200).send());
