@@ -9,8 +9,11 @@ import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
 import { ObservedNode } from './chain/observed-node.js';
+import { startObserver } from './chain/observer/app-wiring.js';
+import type { EventObserver } from './chain/observer/start.js';
 import { StoreSharedTips } from './chain/shared-tips.js';
 import { ChainTracker } from './chain/tracker.js';
+import type { ContractSourcePort } from './clarity/analysis/index.js';
 import type { Config } from './config.js';
 import { explorerRoutes } from './explorer/plugin.js';
 import { requireHostHeader } from './http/client-errors.js';
@@ -35,6 +38,7 @@ import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
 import { BatchService } from './service/batch.js';
 import { CacheAdmin } from './service/cache-admin.js';
+import { parseContractRef } from './service/contract-ref.js';
 import { ReadOnlyService } from './service/read-only.js';
 import type { AttemptEvent } from './upstream/attempts.js';
 import type { Budget } from './upstream/budget/budget.js';
@@ -48,6 +52,8 @@ export interface GatewayDeps {
   readonly node?: NodeApi & { close?(): Promise<void> | void; drain?(): void };
   /** The budget of each upstream, by upstream id (a network's first upstream has the network's name). */
   readonly budgets?: Record<string, Budget>;
+  /** Contract sources for the event observer's dependency analysis (default: the network's first upstream). */
+  readonly contractSource?: ContractSourcePort;
 }
 
 export interface Gateway {
@@ -62,6 +68,8 @@ export interface Gateway {
   readonly chain: ChainTracker;
   /** The exact-repeat fast lane in front of the router (src/http/fast-lane.ts). */
   readonly lane: FastLane;
+  /** The event observer and its block ledger, when EVENT_OBSERVER_PORT is set (docs/events.md). */
+  readonly observer: EventObserver | undefined;
   /** Stop accepting, finish what is in flight, then release the store and upstream pools. */
   close(): Promise<void>;
 }
@@ -173,6 +181,10 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       log.debug({ err, network }, 'chain tip refresh failed; block-bounded reads go upstream'),
   });
   const node = new ObservedNode(rawNode, chain);
+  // Tips another instance's event observer learned move this instance's tip at once.
+  scaleOut?.observedTips.onTip((tip) =>
+    chain!.tips.learn(tip.network, { height: tip.height, indexBlockHash: tip.indexBlockHash }),
+  );
 
   const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes, config.cacheNegativeTtlS * 1000);
   const readOnly = new ReadOnlyService(cache, abis, node, {
@@ -217,7 +229,23 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   await app.register(abiRoutes, { abis });
   await app.register(batchRoute, { batch, maxCalls: config.batchMaxCalls });
   await app.register(nodeCompatRoutes, { service: readOnly, abis });
+  const observer = await startObserver(config, deps, {
+    tips: chain.tips,
+    metrics: metrics.observer,
+    log,
+    tipChannel: scaleOut?.observedTips,
+    // A deployed contract is no longer unknown: its remembered ABI 404 goes at once.
+    onDeployed: async (contractId) => {
+      const [address, name] = contractId.split('.') as [string, string];
+      try {
+        await abis.forgetUnknown(parseContractRef(address, name));
+      } catch (err) {
+        log.debug({ err, contractId }, 'event observer: could not forget the deployed contract’s ABI 404');
+      }
+    },
+  });
   await app.register(opsRoutes, {
+    observer: observer === undefined ? undefined : () => observer.status(),
     store,
     metrics,
     upstream: upstreamHealth,
@@ -249,6 +277,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       const abort = setTimeout(() => void rawNode.close?.(), Math.floor(config.shutdownGraceMs / 2));
       try {
         await app.close();
+        await observer?.close();
       } finally {
         clearTimeout(abort);
       }
@@ -258,5 +287,5 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     })();
     return closing;
   };
-  return { app, config, store, cache, metrics, upstreams: upstreamPool, chain, lane, close };
+  return { app, config, store, cache, metrics, upstreams: upstreamPool, chain, lane, observer, close };
 }

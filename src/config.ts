@@ -82,6 +82,12 @@ export interface Config {
   readonly cacheStaleMaxS: number;
   /** Most calls one POST /contract-calls/batch may hold (extensions.md, section 4). */
   readonly batchMaxCalls: number;
+  /** Port of the event observer listener (docs/events.md); undefined = off. */
+  readonly eventObserverPort: number | undefined;
+  readonly eventObserverHost: string;
+  /** The network whose node posts its blocks to the observer (required with the port). */
+  readonly eventObserverNetwork: Network | undefined;
+  readonly eventObserverBodyLimitMb: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -153,6 +159,33 @@ function origins(env: Env, name: string): readonly string[] {
   return Object.freeze(list);
 }
 
+function eventObserver(
+  env: Env,
+): Pick<
+  Config,
+  'eventObserverPort' | 'eventObserverHost' | 'eventObserverNetwork' | 'eventObserverBodyLimitMb'
+> {
+  const port =
+    optional(env, 'EVENT_OBSERVER_PORT') === undefined
+      ? undefined
+      : int(env, 'EVENT_OBSERVER_PORT', 0, 0, 65535);
+  const rawNetwork = optional(env, 'EVENT_OBSERVER_NETWORK');
+  const network =
+    rawNetwork === undefined ? undefined : oneOf<Network>(env, 'EVENT_OBSERVER_NETWORK', 'mainnet', NETWORKS);
+  if (port !== undefined && network === undefined) {
+    throw new ConfigError(
+      'EVENT_OBSERVER_NETWORK',
+      'is required when EVENT_OBSERVER_PORT is set (mainnet or testnet)',
+    );
+  }
+  return {
+    eventObserverPort: port,
+    eventObserverHost: str(env, 'EVENT_OBSERVER_HOST', '127.0.0.1'),
+    eventObserverNetwork: network,
+    eventObserverBodyLimitMb: int(env, 'EVENT_OBSERVER_BODY_LIMIT_MB', 500, 1, 4096),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const cacheStore = oneOf<CacheStoreKind>(env, 'CACHE_STORE', 'sqlite', ['sqlite', 'memory', 'redis']);
   const redisUrl = optional(env, 'REDIS_URL');
@@ -219,6 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
     cacheStaleIfErrorS: int(env, 'CACHE_STALE_IF_ERROR_S', 0, 0, MAX_WINDOW_S),
     cacheStaleMaxS: int(env, 'CACHE_STALE_MAX_S', 86_400, 0, MAX_WINDOW_S),
     batchMaxCalls: int(env, 'BATCH_MAX_CALLS', 100, 1, 10_000),
+    ...eventObserver(env),
   };
   // Node refuses a headers timeout longer than the request timeout: say so by name instead.
   if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {

@@ -65,6 +65,9 @@ export class DevnetCallError extends Error {
   }
 }
 
+/** What made a block: a deploy, a public call, or mining (empty blocks). */
+export type MadeBy = Op;
+
 type Op =
   | { readonly kind: 'deploy'; readonly name: string; readonly source: string; readonly sender: string }
   | {
@@ -363,15 +366,22 @@ export class DevnetChain {
       // of transactions join the current tenure.
       for (let height = before + 1; height <= after; height++) {
         const burn = op.kind === 'mine' ? Math.min(burnBefore + (height - before), burnAfter) : burnAfter;
-        this.recordBlock(height, burn);
+        this.recordBlock(height, burn, height === after ? op : { kind: 'mine', blocks: 1 });
       }
     }
   }
 
-  private recordBlock(height: number, burnBlockHeight: number): void {
+  /** Told of every block made after start-up, with its parent and what made it (src/devnet/event-dispatcher.ts). */
+  readonly blockMade = new Set<
+    (block: BlockIdentity, parent: BlockIdentity | undefined, madeBy: MadeBy) => void
+  >();
+
+  private recordBlock(height: number, burnBlockHeight: number, madeBy?: MadeBy): void {
     const identity = blockIdentity(height, burnBlockHeight);
     this.blocks[height] = identity;
     this.heightByIndexHash.set(identity.indexBlockHash, height);
+    if (madeBy !== undefined)
+      for (const listener of this.blockMade) listener(identity, this.blocks[height - 1], madeBy);
   }
 
   /** Wraps a read-only call: success → hex result; Clarity failure → the node's cause. */

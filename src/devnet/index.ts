@@ -9,6 +9,8 @@
  */
 import { DEPLOYER, DEVNET_ACCOUNTS, type DevnetAccounts } from './accounts.js';
 import { DevnetChain } from './chain.js';
+import { EventDispatcher, observerUrls } from './event-dispatcher.js';
+import { postBlocksTo } from './observers.js';
 import { DevnetServer } from './server.js';
 
 export { DEPLOYER, DEVNET_ACCOUNTS, type DevnetAccountName, type DevnetAccounts } from './accounts.js';
@@ -23,6 +25,8 @@ export interface DevnetOptions {
   readonly host?: string;
   /** Receives one line per start-up step and state change; silent by default. */
   readonly log?: (line: string) => void;
+  /** Event observers every block is posted to as /new_block; default EVENT_OBSERVER_URLS (comma-separated). */
+  readonly eventObserverUrls?: readonly string[];
 }
 
 export interface Devnet {
@@ -49,6 +53,18 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const chain = await DevnetChain.create();
   log(`devnet: deployed ${chain.contracts.join(', ')}; tip height ${chain.tipHeight}`);
   const server = new DevnetServer(chain, log);
+  // EVENT_OBSERVER_URLS: every block made is posted to these observers as /new_block.
+  const observers = options.eventObserverUrls ?? observerUrls();
+  const stopPosting =
+    observers.length === 0
+      ? undefined
+      : postBlocksTo(
+          chain,
+          new EventDispatcher({
+            urls: observers,
+            onError: (url, err) => log(`devnet: /new_block to ${url} failed: ${String(err)}`),
+          }),
+        );
   let port: number;
   try {
     port = await server.listen(options.port ?? 20443, host);
@@ -71,6 +87,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     tipHeight: () => chain.tipHeight,
     close() {
       closing ??= (async () => {
+        stopPosting?.();
         await server.close();
         await chain.close();
       })();

@@ -8,6 +8,7 @@ import type { TipRefreshResult } from '../chain/tracker.js';
 import { NETWORKS, type Network } from '../config.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { UpstreamPool } from '../upstream/pool.js';
+import { ObserverMetrics } from './observer-metrics.js';
 import { TallyHistogram } from './tally-histogram.js';
 
 export type CacheEndpoint = 'read-only' | 'abi';
@@ -32,9 +33,12 @@ export class Metrics {
   readonly #stale: Counter<'endpoint' | 'kind'>;
   readonly #backgroundRefreshes: Counter<'endpoint' | 'result'>;
   readonly #tipRefreshes: Counter<'network' | 'result'>;
+  /** The event observer's counters (docs/events.md). */
+  readonly observer: ObserverMetrics;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
+    this.observer = new ObserverMetrics(this.registry);
     collectDefaultMetrics({ register: this.registry, prefix: 'clarity_cache_' });
     const requestTallies = this.#requestTallies;
     // Published from the tallies at scrape time (collect): the hit path only counts in a map.

@@ -18,6 +18,7 @@ import { RedisBudget } from './budget.js';
 import { RedisCoalescer } from './coalescer.js';
 import { KEY_PREFIX, RedisConnection } from './connection.js';
 import { HotTierSync } from './hot-tier-sync.js';
+import { RedisTipChannel } from './tip-channel.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */
 export interface ScaleOutLogger {
@@ -35,6 +36,8 @@ export interface RedisScaleOut {
   readonly coalescer: CrossInstanceCoalescer;
   /** Evicts other instances' hot copies of changed entries. */
   readonly hotTier: HotTierSync;
+  /** Tips the event observer learned, announced to every instance (docs/events.md). */
+  readonly observedTips: RedisTipChannel;
   /** Close budgets, coalescer and connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -136,18 +139,26 @@ export async function createRedisScaleOut(
     onError: (err) => log.debug({ err }, 'hot-tier sync: redis operation failed'),
   });
 
+  const observedTips = new RedisTipChannel({
+    client,
+    keyPrefix,
+    onError: (err) => log.debug({ err }, 'observed tips: redis operation failed'),
+  });
+
   let closing: Promise<void> | undefined;
   return {
     budgets,
     breakers,
     coalescer,
     hotTier,
+    observedTips,
     close: () => {
       closing ??= (async () => {
         for (const b of Object.values(budgets)) b.close();
         await breakers.close();
         await coalescer.close();
         await hotTier.close();
+        observedTips.close();
         await connection.close();
       })();
       return closing;

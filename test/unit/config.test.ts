@@ -176,3 +176,33 @@ describe('loadConfig', () => {
     );
   });
 });
+
+describe('event observer configuration', () => {
+  it('is off by default, with its documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.eventObserverPort).toBeUndefined();
+    expect(c.eventObserverHost).toBe('127.0.0.1');
+    expect(c.eventObserverNetwork).toBeUndefined();
+    expect(c.eventObserverBodyLimitMb).toBe(500);
+  });
+
+  it('needs EVENT_OBSERVER_NETWORK with the port, and checks it', () => {
+    expect(() => loadConfig({ EVENT_OBSERVER_PORT: '3700' })).toThrow('EVENT_OBSERVER_NETWORK');
+    expect(() => loadConfig({ EVENT_OBSERVER_PORT: '3700', EVENT_OBSERVER_NETWORK: 'devnet' })).toThrow(
+      'EVENT_OBSERVER_NETWORK',
+    );
+    const c = loadConfig({
+      EVENT_OBSERVER_PORT: '3700',
+      EVENT_OBSERVER_NETWORK: 'testnet',
+      EVENT_OBSERVER_HOST: '0.0.0.0',
+      EVENT_OBSERVER_BODY_LIMIT_MB: '64',
+    });
+    expect(c).toMatchObject({
+      eventObserverPort: 3700,
+      eventObserverNetwork: 'testnet',
+      eventObserverHost: '0.0.0.0',
+      eventObserverBodyLimitMb: 64,
+    });
+    expect(() => loadConfig({ EVENT_OBSERVER_BODY_LIMIT_MB: '0' })).toThrow('EVENT_OBSERVER_BODY_LIMIT_MB');
+  });
+});

@@ -1,10 +1,12 @@
 /** GET /health (liveness), GET /ready (readiness with checks), GET /metrics (Prometheus). */
+
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../api/envelope.js';
 import { ErrorEnvelope, successEnvelope } from '../../api/schemas.js';
 import type { CacheStore } from '../../cache/store.js';
 import { probeStore } from '../../cache/stores/health.js';
+import type { EventObserverStatus } from '../../chain/observer/start.js';
 import { NETWORKS } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -17,6 +19,19 @@ export interface OpsOptions {
   readonly upstream: UpstreamHealth;
   readonly isDraining: () => boolean;
   readonly startedAt: number;
+  /** The event observer's state, when it runs (docs/events.md). */
+  readonly observer?: (() => EventObserverStatus) | undefined;
+}
+
+/** /ready's view of the event observer: the last block it received and how long ago. */
+function observerCheck(status: EventObserverStatus) {
+  return {
+    network: status.network,
+    ...(status.listening === undefined ? {} : { listening: status.listening }),
+    ...(status.lastBlock === undefined
+      ? {}
+      : { lastBlock: { ...status.lastBlock, ageMs: Math.round(status.lastBlock.ageMs) } }),
+  };
 }
 
 const ReadyData = Type.Object({
@@ -26,6 +41,15 @@ const ReadyData = Type.Object({
     upstream: Type.Record(
       Type.String(),
       Type.Object({ state: Type.String() }, { additionalProperties: true }),
+    ),
+    observer: Type.Optional(
+      Type.Object({
+        network: Type.String(),
+        listening: Type.Optional(Type.String()),
+        lastBlock: Type.Optional(
+          Type.Object({ height: Type.Integer(), indexBlockHash: Type.String(), ageMs: Type.Integer() }),
+        ),
+      }),
     ),
   }),
 });
@@ -71,7 +95,11 @@ export const opsRoutes: FastifyPluginAsyncTypebox<OpsOptions> = async (app, opts
         store.ok && Object.values(upstream).every((u) => u.state === 'up' || u.state === 'unknown');
       return ok({
         status: healthy ? ('ready' as const) : ('degraded' as const),
-        checks: { store, upstream },
+        checks: {
+          store,
+          upstream,
+          ...(opts.observer === undefined ? {} : { observer: observerCheck(opts.observer()) }),
+        },
       });
     },
   );

@@ -1,0 +1,3 @@
+export { printClarity } from './printer.js';
+export { readClarity } from './reader.js';
+export { ClaritySyntaxError, type SExpr, type TupleEntry } from './sexpr.js';
