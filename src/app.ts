@@ -3,6 +3,7 @@
  * routes. Dependencies can be injected (tests inject stores or a node API); by default they
  * are built from the configuration.
  */
+
 import type { FastifyInstance } from 'fastify';
 import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
@@ -16,6 +17,10 @@ import { ChainTracker } from './chain/tracker.js';
 import type { ContractSourcePort } from './clarity/analysis/index.js';
 import type { Config } from './config.js';
 import { explorerRoutes } from './explorer/plugin.js';
+import { Admission } from './http/admission/admission.js';
+import { loadApiKeys } from './http/admission/api-keys.js';
+import { installAdmission } from './http/admission/hook.js';
+import { MemoryQuota } from './http/admission/quota.js';
 import { requireHostHeader } from './http/client-errors.js';
 import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -203,6 +208,18 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   installErrorHandling(app, routeTable);
   requireHostHeader(app);
   installCors(app, config.corsOrigins, routeTable);
+  // Who may ask (docs/access-control.md): decided by the front listener the lane installs,
+  // raised by this hook on Fastify's path.
+  const apiKeys = config.apiKeysFile === undefined ? undefined : loadApiKeys(config.apiKeysFile);
+  const admission = new Admission({
+    trustProxy: config.trustProxy,
+    keys: apiKeys,
+    keysRequired: config.apiKeysRequired,
+    anonymousPerMinute: config.anonymousRequestsPerMinute,
+    quota: scaleOut?.quota ?? new MemoryQuota(),
+    onKeyUse: (name, admitted) => metrics.keys.record(name, admitted),
+  });
+  installAdmission(app, admission);
   const endpoints = trackEndpoints(app);
 
   let draining = false;
@@ -213,6 +230,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
   // Last of the root hooks: it captures answers with the headers every other hook added.
   const lane = new FastLane({
+    admit: (req) => admission.admit(req),
     isDraining: () => draining,
     onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
     logRequest: logsRequests(config.logLevel)

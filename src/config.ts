@@ -43,8 +43,17 @@ export interface Config {
   readonly upstreamMaxLagBlocks: number;
   /** Requests one client may have waiting for an upstream budget token. */
   readonly upstreamMaxWaitingPerClient: number;
-  /** Take the client's address from the first X-Forwarded-For hop. */
-  readonly trustProxy: boolean;
+  /**
+   * Proxies in front of the gateway (TRUST_PROXY: false = 0, true = 1, or a count): the client's
+   * address is the X-Forwarded-For entry that many hops from the right.
+   */
+  readonly trustProxy: number;
+  /** JSON file of API keys (docs/access-control.md); undefined = keys are not used. */
+  readonly apiKeysFile: string | undefined;
+  /** Refuse API requests that carry no key (needs apiKeysFile). */
+  readonly apiKeysRequired: boolean;
+  /** Requests per minute of each keyless client address on the API routes; undefined = no limit. */
+  readonly anonymousRequestsPerMinute: number | undefined;
   /** Entries held in the in-memory hot tier in front of the persistent store. */
   readonly hotCacheMaxEntries: number;
   /** Byte budget of the hot tier (approximate: UTF-16 size of keys and values plus overhead). */
@@ -130,6 +139,33 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+/** `false` (0), `true` (1) or a number of proxies in front of the gateway. */
+function hops(env: Env, name: string): number {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined || raw === 'false') return 0;
+  if (raw === 'true') return 1;
+  if (!/^\d+$/.test(raw) || Number(raw) > 32)
+    throw new ConfigError(name, `must be true, false or a number of proxies from 0 to 32, got "${raw}"`);
+  return Number(raw);
+}
+
+/** API keys and the anonymous quota (docs/access-control.md). */
+function access(
+  env: Env,
+): Pick<Config, 'apiKeysFile' | 'apiKeysRequired' | 'anonymousRequestsPerMinute'> {
+  const apiKeysFile = optional(env, 'API_KEYS_FILE');
+  const apiKeysRequired = bool(env, 'API_KEYS_REQUIRED', false);
+  if (apiKeysRequired && apiKeysFile === undefined)
+    throw new ConfigError('API_KEYS_REQUIRED', 'is true but API_KEYS_FILE is not set: no key could ever be accepted');
+  const anonymous = optional(env, 'ANONYMOUS_REQUESTS_PER_MINUTE');
+  return {
+    apiKeysFile: apiKeysFile === undefined ? undefined : path.resolve(apiKeysFile),
+    apiKeysRequired,
+    anonymousRequestsPerMinute:
+      anonymous === undefined ? undefined : int(env, 'ANONYMOUS_REQUESTS_PER_MINUTE', 0, 1, 1_000_000),
+  };
 }
 
 /** `*`, `none`, or a comma-separated list of origins (scheme://host[:port], no path). */
@@ -222,7 +258,8 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamHedgeMs: hedge === 0 ? undefined : hedge,
     upstreamMaxLagBlocks: int(env, 'UPSTREAM_MAX_LAG_BLOCKS', 2, 0),
     upstreamMaxWaitingPerClient: int(env, 'UPSTREAM_MAX_WAITING_PER_CLIENT', 16, 0),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: hops(env, 'TRUST_PROXY'),
+    ...access(env),
     hotCacheMaxEntries: int(env, 'HOT_CACHE_MAX_ENTRIES', 10_000, 1),
     // Defaults keep RSS under the benchmark's 256 MiB bound with 1M entries in SQLite.
     hotCacheMaxBytes: int(env, 'HOT_CACHE_MAX_BYTES', 32 * MIB, 1 * MIB),

@@ -9,11 +9,17 @@
  * the socket as raw HTTP/1.1 and the connection is closed: after a framing error nothing
  * further on that connection can be trusted.
  */
-import { maxHeaderSize as nodeMaxHeaderSize, STATUS_CODES } from 'node:http';
+import {
+  type IncomingMessage,
+  maxHeaderSize as nodeMaxHeaderSize,
+  type Server,
+  STATUS_CODES,
+} from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fail } from '../api/envelope.js';
-import { GatewayError, newErrorId } from '../errors.js';
+import { type ErrorCode, GatewayError, newErrorId } from '../errors.js';
 import { sendError } from './error-handler.js';
 
 /** What each parser-level failure is answered with. */
@@ -58,8 +64,12 @@ function parserAnswer(err: ParserError, maxHeaderSize: number): ParserAnswer {
 }
 
 /** The envelope as a raw HTTP/1.1 response (there is no reply object at this level). */
-export function rawErrorResponse(status: number, message: string): string {
-  const body = JSON.stringify(fail({ id: newErrorId(), code: 'VALIDATION_ERROR', message }));
+export function rawErrorResponse(
+  status: number,
+  message: string,
+  code: ErrorCode = 'VALIDATION_ERROR',
+): string {
+  const body = JSON.stringify(fail({ id: newErrorId(), code, message }));
   return [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',
@@ -79,6 +89,20 @@ export function clientErrorHandler(this: FastifyInstance, err: ParserError, sock
   // Close once the answer is flushed: the rest of the connection's bytes cannot be trusted.
   if (socket.writable) socket.end(rawErrorResponse(status, message));
   socket.destroySoon();
+}
+
+/**
+ * CONNECT (a proxy tunnel request) never reaches a request listener: Node hands it to the
+ * server's 'connect' event and, with no listener, drops the connection without a word. The
+ * gateway is no proxy; it answers the envelope's METHOD_NOT_ALLOWED like any other method it
+ * does not serve, and closes the connection.
+ */
+export function refuseConnect(server: Server): void {
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    if (socket.writable)
+      socket.end(rawErrorResponse(405, 'CONNECT is not served by this gateway', 'METHOD_NOT_ALLOWED'));
+    socket.on('error', () => {});
+  });
 }
 
 /** Fastify's `frameworkErrors`: router-level failures (bad percent-encoding, ...) in the envelope. */

@@ -32,6 +32,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { LaneReuse } from '../service/answer.js';
+import type { Verdict } from './admission/admission.js';
 import { cacheOutcomeOfHeader } from './request-context.js';
 
 export type { LaneReuse } from '../service/answer.js';
@@ -76,6 +77,11 @@ export interface FastLaneOptions {
   readonly onAnswered: (route: string, method: string, status: number, seconds: number) => void;
   /** The access log line, when request logging is on (LOG_LEVEL info or below). */
   readonly logRequest?: ((fields: Record<string, unknown>) => void) | undefined;
+  /**
+   * The admission path (src/http/admission/): decides every request before the lane or
+   * Fastify sees it. A refused request goes to Fastify, whose first hook answers the refusal.
+   */
+  readonly admit?: ((req: IncomingMessage) => Verdict | Promise<Verdict>) | undefined;
 }
 
 /**
@@ -137,8 +143,26 @@ export class FastLane {
     if (fastify === undefined || others.length > 0)
       throw new Error('fast lane: expected one request listener');
     server.removeAllListeners('request');
+    const admit = this.#options.admit;
+    const pass = (req: LaneRequest, res: ServerResponse, verdict: Verdict | undefined): void => {
+      // Only an admitted request may be answered from the lane; a refusal is Fastify's to send.
+      if (verdict?.ok === false || !this.#take(req, res, fastify, verdict)) fastify(req, res);
+    };
     server.on('request', (req: LaneRequest, res: ServerResponse) => {
-      if (!this.#take(req, res, fastify)) fastify(req, res);
+      if (admit === undefined) return pass(req, res, undefined);
+      let verdict: Verdict | Promise<Verdict>;
+      try {
+        verdict = admit(req);
+      } catch {
+        // The hook on the full path decides again and answers whatever went wrong.
+        return fastify(req, res);
+      }
+      if (verdict instanceof Promise)
+        verdict.then(
+          (v) => pass(req, res, v),
+          () => fastify(req, res),
+        );
+      else pass(req, res, verdict);
     });
 
     app.addHook('preParsing', (request, _reply, payload, done) => {
@@ -166,7 +190,12 @@ export class FastLane {
   }
 
   /** Serve req from the lane when it can; false = Fastify must handle it (and has not been called). */
-  #take(req: LaneRequest, res: ServerResponse, fastify: (req: IncomingMessage, res: ServerResponse) => void) {
+  #take(
+    req: LaneRequest,
+    res: ServerResponse,
+    fastify: (req: IncomingMessage, res: ServerResponse) => void,
+    verdict: Verdict | undefined,
+  ) {
     const method = req.method ?? '';
     const url = req.url ?? '';
     if (this.#paths.size === 0 || !this.#paths.has(`${method} ${url}`)) return false;
@@ -193,7 +222,7 @@ export class FastLane {
       if (received !== length) return;
       // The last byte Content-Length announced: answer now, not a tick later at 'end'.
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      if (this.#serve(req, res, method, url, body, start)) {
+      if (this.#serve(req, res, method, url, body, start, verdict)) {
         req.off('data', onData);
         req.off('end', onEnd);
         req.off('error', onError);
@@ -212,7 +241,7 @@ export class FastLane {
       let body = unanswered;
       if (body === undefined) {
         body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-        if (received === length && this.#serve(req, res, method, url, body, start)) return;
+        if (received === length && this.#serve(req, res, method, url, body, start, verdict)) return;
       }
       req[BUFFERED] = body;
       fastify(req, res);
@@ -230,6 +259,7 @@ export class FastLane {
     url: string,
     body: Buffer,
     start: number,
+    verdict: Verdict | undefined,
   ): boolean {
     const key = laneKey(method, url, req.headers['content-type'], req.headers.origin, body);
     const entry = this.#entries.get(key);
@@ -260,6 +290,7 @@ export class FastLane {
       const status = headerValue(dynamic, 'cache-status') ?? headerValue(entry.headers, 'cache-status');
       const cache = status === undefined ? undefined : cacheOutcomeOfHeader(status);
       if (cache !== undefined) fields['cache'] = cache;
+      if (verdict?.key !== undefined) fields['key'] = verdict.key.name;
       this.#options.logRequest(fields);
     }
     return true;

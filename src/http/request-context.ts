@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestContext, UpstreamUsage } from '../upstream/node-api.js';
+import { admissionOf, responseOf } from './admission/hook.js';
 
 const contexts = new WeakMap<FastifyRequest, RequestContext & { readonly usage: UpstreamUsage }>();
 
@@ -12,7 +13,24 @@ const contexts = new WeakMap<FastifyRequest, RequestContext & { readonly usage: 
 export function requestContext(request: FastifyRequest): RequestContext {
   let ctx = contexts.get(request);
   if (ctx === undefined) {
-    ctx = { clientId: request.ip, requestId: request.id, usage: { attempts: 0, ms: 0 } };
+    // Who asks, as the admission path decided it (client address behind TRUST_PROXY, API key).
+    const verdict = admissionOf(request);
+    const key = verdict?.key;
+    // Aborted when the client goes away before its answer is sent: a request still waiting
+    // for a budget token then leaves the queue and spends nothing.
+    const gone = new AbortController();
+    const res = responseOf(request);
+    res?.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    ctx = {
+      clientId: verdict?.clientId ?? request.ip,
+      requestId: request.id,
+      usage: { attempts: 0, ms: 0 },
+      signal: gone.signal,
+      admitUpstream: verdict?.ok === true ? verdict.admitUpstream : undefined,
+      keyName: key?.name,
+    };
     contexts.set(request, ctx);
   }
   return ctx;

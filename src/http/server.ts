@@ -12,7 +12,8 @@ import Fastify, {
 } from 'fastify';
 import pino from 'pino';
 import type { Config } from '../config.js';
-import { clientErrorHandler, frameworkErrors } from './client-errors.js';
+import { admissionOf } from './admission/hook.js';
+import { clientErrorHandler, frameworkErrors, refuseConnect } from './client-errors.js';
 import { splitContractId } from './contract-id-url.js';
 import { lazyChildLogger } from './lazy-logger.js';
 import { cacheOutcomeOf, upstreamUsageOf } from './request-context.js';
@@ -20,12 +21,7 @@ import { nextRequestId } from './request-ids.js';
 
 type ServerConfig = Pick<
   Config,
-  | 'logLevel'
-  | 'bodyLimitBytes'
-  | 'httpHeadersTimeoutMs'
-  | 'httpRequestTimeoutMs'
-  | 'httpMaxConnections'
-  | 'trustProxy'
+  'logLevel' | 'bodyLimitBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs' | 'httpMaxConnections'
 >;
 
 /**
@@ -42,9 +38,8 @@ export function createServer(config: ServerConfig) {
     // One line per request is written by our onResponse hook instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
-    // request.ip: the first X-Forwarded-For hop when TRUST_PROXY=true (the client behind the
-    // proxies), else the socket's address. It names the client for fair budget waiting.
-    trustProxy: config.trustProxy,
+    // No trustProxy here: the client's address is decided once, by the admission path
+    // (src/http/admission/), for the fast lane and the routes alike.
     genReqId: nextRequestId,
     childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger, bindings, options),
     requestIdHeader: false,
@@ -75,6 +70,7 @@ export function createServer(config: ServerConfig) {
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Beyond this many open connections Node drops new ones at once.
   app.server.maxConnections = config.httpMaxConnections;
+  refuseConnect(app.server);
   return app;
 }
 
@@ -126,6 +122,8 @@ export function installRequestHooks(app: FastifyInstance, options: RequestHooksO
  */
 function cacheAndUpstreamFields(request: FastifyRequest, reply: FastifyReply): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
+  const key = admissionOf(request)?.key;
+  if (key !== undefined) fields['key'] = key.name;
   const cache = cacheOutcomeOf(reply);
   if (cache !== undefined) fields['cache'] = cache;
   const usage = upstreamUsageOf(request);

@@ -2,6 +2,7 @@
  * Prometheus metrics (prom-client) on a registry of this gateway's own, so that several
  * gateways in one process (tests) never collide. Names are listed in the README.
  */
+import { KeyMetrics } from './key-metrics.js';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
 import type { TipRefreshResult } from '../chain/tracker.js';
@@ -35,10 +36,13 @@ export class Metrics {
   readonly #tipRefreshes: Counter<'network' | 'result'>;
   /** The event observer's counters (docs/events.md). */
   readonly observer: ObserverMetrics;
+  /** Use of each API key, by name (docs/access-control.md). */
+  readonly keys: KeyMetrics;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
     this.observer = new ObserverMetrics(this.registry);
+    this.keys = new KeyMetrics(this.registry);
     collectDefaultMetrics({ register: this.registry, prefix: 'clarity_cache_' });
     const requestTallies = this.#requestTallies;
     // Published from the tallies at scrape time (collect): the hit path only counts in a map.

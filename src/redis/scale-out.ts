@@ -10,6 +10,7 @@
  * so are the budgets' switches to and from their local fallback. Readiness (/ready) probes
  * Redis through the cache store, which is on the same server.
  */
+import { RedisQuota } from './quota.js';
 import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
 import type { Config } from '../config.js';
 import { budgetSettings } from '../upstream/budget/budget.js';
@@ -38,6 +39,8 @@ export interface RedisScaleOut {
   readonly hotTier: HotTierSync;
   /** Tips the event observer learned, announced to every instance (docs/events.md). */
   readonly observedTips: RedisTipChannel;
+  /** API key and client quotas counted once for the fleet (docs/access-control.md). */
+  readonly quota: RedisQuota;
   /** Close budgets, coalescer and connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -152,6 +155,7 @@ export async function createRedisScaleOut(
     coalescer,
     hotTier,
     observedTips,
+    quota: new RedisQuota(client, keyPrefix),
     close: () => {
       closing ??= (async () => {
         for (const b of Object.values(budgets)) b.close();

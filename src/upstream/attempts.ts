@@ -157,11 +157,15 @@ export class Attempts {
       if (transport.closed) throw closedError(target);
       let upstream: Upstream;
       try {
+        // The asking key's upstream quota first: a refused request never reaches the upstream
+        // nor spends its budget.
+        await options.context?.admitUpstream?.();
         upstream = (await this.#pool.acquire(target.network, {
           avoid: failed,
           latest,
           clientId,
           maxWaitMs: options.budgetWaitMs,
+          signal: options.context?.signal,
         }))!;
       } catch (err) {
         throw withContext(err, target, attempt);
@@ -266,6 +270,7 @@ export class Attempts {
 
     let second: Upstream | undefined;
     try {
+      await options.context?.admitUpstream?.();
       second = await this.#pool.acquire(target.network, {
         avoid: new Set([...failed, upstream]),
         latest: options.latest !== false,

@@ -44,6 +44,15 @@ export interface RequestContext {
    * untouched: it spent no upstream time of its own.
    */
   readonly usage?: UpstreamUsage | undefined;
+  /** Aborted when the client went away: a request still waiting for a budget token gives up. */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * Asked before every upstream attempt made for this request (retries and hedges included):
+   * throws when the asking API key's upstream quota is spent (docs/access-control.md).
+   */
+  readonly admitUpstream?: (() => void | Promise<void>) | undefined;
+  /** The asking API key's name, for logs and metrics (never the key). */
+  readonly keyName?: string | undefined;
 }
 
 /** What one request spent upstream: a mutable record the attempt loop adds to. */

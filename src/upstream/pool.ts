@@ -114,6 +114,11 @@ export interface AcquireOptions extends PickOptions {
    * RATE_LIMIT_EXCEEDED at once (a caller with a stale answer at hand does not queue).
    */
   readonly maxWaitMs?: number | undefined;
+  /**
+   * The client went away: a waiter leaves the queue at once and takes no token (nobody is left
+   * to answer, so spending the upstream budget on it would be waste).
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 interface Waiter {
@@ -238,6 +243,8 @@ export class UpstreamPool {
     // Not even a turn in the queue (maxWaitMs 0): the caller has something better than waiting.
     if (waitMs > timeoutMs || timeoutMs <= 0)
       throw budgetExhaustedError(labelOf(candidates, network), timeoutMs, waitMs);
+    const signal = options.signal;
+    if (signal?.aborted === true) throw clientGoneError(network);
     return new Promise<Upstream>((resolve, reject) => {
       const waiter: Waiter = {
         options,
@@ -255,6 +262,14 @@ export class UpstreamPool {
         this.#settle(queue, waiter, budgetExhaustedError(network, timeoutMs, timeoutMs));
       }, timeoutMs);
       waiter.timer.unref();
+      signal?.addEventListener(
+        'abort',
+        () => {
+          if (!queue.waiting.remove(client, waiter)) return;
+          this.#settle(queue, waiter, clientGoneError(network));
+        },
+        { once: true },
+      );
       void this.#serve(network, queue);
     });
   }
@@ -493,6 +508,18 @@ function tooManyWaiting(network: Network, client: string, cap: number): GatewayE
     `too many requests of this client waiting for the ${network} upstream budget (at most ${cap})`,
     { retryAfter: 1, retryable: true, maxWaitingPerClient: cap, client },
     { status: 429, headers: { 'Retry-After': '1' } },
+  );
+}
+
+/**
+ * The client of a waiting request went away (its signal aborted): the waiter left the queue
+ * without a token. Nobody reads this answer; it ends the request's work.
+ */
+export function clientGoneError(network: Network): GatewayError {
+  return new GatewayError(
+    'SERVICE_UNAVAILABLE',
+    `the client went away while waiting for the ${network} upstream budget; no upstream request was made`,
+    { clientGone: true },
   );
 }
 

@@ -411,7 +411,9 @@ describe('fair waiting for budget tokens', () => {
       budgets: { mainnet: manualBudget(100), testnet: budget },
     });
     const pool = gw.gateway.upstreams!;
-    const from = (ip: string) => ({ 'x-forwarded-for': `${ip}, 10.9.9.9` });
+    // One trusted proxy appends the client's address: the rightmost entry; what a client wrote
+    // to the left of it (here a constant) is not who it is.
+    const from = (ip: string) => ({ 'x-forwarded-for': `10.9.9.9, ${ip}` });
     expect((await read(gw, 0, from('10.0.0.9'))).status).toBe(200); // ABI and call: the two tokens
 
     const pending: Array<Promise<JsonResponse>> = [];

@@ -132,7 +132,7 @@ describe('upstream lists', () => {
     [{ STACKS_API_URL_TESTNET: 'not a url' }, 'STACKS_API_URL_TESTNET entry 1 must be an http(s) URL'],
     [{ UPSTREAM_HEDGE_MS: '-5' }, 'UPSTREAM_HEDGE_MS must be a whole number'],
     [{ UPSTREAM_BREAKER_FAILURES: '0' }, 'UPSTREAM_BREAKER_FAILURES must be between 1'],
-    [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY must be true or false'],
+    [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY must be true, false or a number of proxies'],
   ])('refuses %j in one line naming the variable and the entry', (env, message) => {
     const err = configError(env as Record<string, string>);
     expect(err.message).toContain(message);
@@ -212,12 +212,14 @@ describe('upstream lists', () => {
       upstreamHedgeMs: undefined,
       upstreamMaxLagBlocks: 2,
       upstreamMaxWaitingPerClient: 16,
-      trustProxy: false,
+      trustProxy: 0,
     });
     expect(loadConfig({ UPSTREAM_HEDGE_MS: '0' }).upstreamHedgeMs).toBeUndefined();
     expect(loadConfig({ UPSTREAM_HEDGE_MS: '250', TRUST_PROXY: 'true' })).toMatchObject({
       upstreamHedgeMs: 250,
-      trustProxy: true,
+      trustProxy: 1,
     });
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(0);
   });
 });

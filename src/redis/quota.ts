@@ -1,0 +1,57 @@
+/**
+ * Quotas shared by every instance on one Redis (docs/access-control.md): the token buckets of
+ * src/http/admission/quota.ts kept in Redis and spent by one atomic Lua script, so that a fleet
+ * behind a load balancer counts one quota per key and per client address, whichever instance
+ * a request reaches. The script reads Redis's own clock (TIME), so instances' clocks never
+ * matter; a bucket expires once it would be full again, so idle addresses cost nothing.
+ *
+ * Redis unreachable: the request is counted by this instance's memory buckets instead (a
+ * quota that cannot be checked must neither refuse everybody nor let anybody through
+ * unlimited); each instance then allows the full quota on its own until Redis is back.
+ */
+import type { Redis } from 'ioredis';
+import { MemoryQuota, type QuotaStore } from '../http/admission/quota.js';
+import { KEY_PREFIX } from './connection.js';
+import { LuaScript } from './lua-script.js';
+
+/** KEYS[1] the bucket {t: tokens, ts: ms}. ARGV: capacity. Returns 0 (spent) or ms until a token. */
+const TAKE = new LuaScript(`
+local capacity = tonumber(ARGV[1])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local state = redis.call('HMGET', KEYS[1], 't', 'ts')
+local tokens = tonumber(state[1])
+local ts = tonumber(state[2])
+if tokens == nil or ts == nil then
+  tokens = capacity
+elseif now > ts then
+  tokens = math.min(capacity, tokens + (now - ts) * capacity / 60000)
+end
+if tokens < 1 then
+  return math.ceil((1 - tokens) * 60000 / capacity)
+end
+tokens = tokens - 1
+redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'ts', now)
+redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) * 60000 / capacity) + 1000)
+return 0
+`);
+
+export class RedisQuota implements QuotaStore {
+  readonly #client: Redis;
+  readonly #prefix: string;
+  readonly #fallback = new MemoryQuota();
+
+  constructor(client: Redis, keyPrefix = KEY_PREFIX) {
+    this.#client = client;
+    this.#prefix = `${keyPrefix}quota:`;
+  }
+
+  async take(id: string, capacity: number): Promise<number> {
+    try {
+      const wait = Number(await TAKE.run(this.#client, [this.#prefix + id], [capacity]));
+      return Number.isFinite(wait) ? wait : 0;
+    } catch {
+      return this.#fallback.take(id, capacity);
+    }
+  }
+}
