@@ -274,6 +274,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     await app.register(adminRoutes, {
       token: config.adminToken,
       admin: new CacheAdmin(cache, abis, readOnly),
+      keyUses: apiKeys === undefined ? undefined : () => metrics.keys.uses(apiKeys.list().map((k) => k.name)),
     });
   }
 

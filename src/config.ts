@@ -3,8 +3,10 @@
  * here (decisions.md, "Configuration"); an invalid value stops start-up with one line naming
  * the variable.
  */
+
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
+import { redact } from './observability/redact.js';
 import { loadUpstreamDefinitions, type UpstreamDefinition } from './upstream/definitions.js';
 
 export { ConfigError } from './config-error.js';
@@ -152,13 +154,14 @@ function hops(env: Env, name: string): number {
 }
 
 /** API keys and the anonymous quota (docs/access-control.md). */
-function access(
-  env: Env,
-): Pick<Config, 'apiKeysFile' | 'apiKeysRequired' | 'anonymousRequestsPerMinute'> {
+function access(env: Env): Pick<Config, 'apiKeysFile' | 'apiKeysRequired' | 'anonymousRequestsPerMinute'> {
   const apiKeysFile = optional(env, 'API_KEYS_FILE');
   const apiKeysRequired = bool(env, 'API_KEYS_REQUIRED', false);
   if (apiKeysRequired && apiKeysFile === undefined)
-    throw new ConfigError('API_KEYS_REQUIRED', 'is true but API_KEYS_FILE is not set: no key could ever be accepted');
+    throw new ConfigError(
+      'API_KEYS_REQUIRED',
+      'is true but API_KEYS_FILE is not set: no key could ever be accepted',
+    );
   const anonymous = optional(env, 'ANONYMOUS_REQUESTS_PER_MINUTE');
   return {
     apiKeysFile: apiKeysFile === undefined ? undefined : path.resolve(apiKeysFile),
@@ -228,7 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (cacheStore === 'redis') {
     if (redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required when CACHE_STORE=redis');
     if (!/^rediss?:\/\//.test(redisUrl))
-      throw new ConfigError('REDIS_URL', `must be a redis:// URL, got "${redisUrl}"`);
+      throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL, got "${redact(redisUrl)}"`);
   }
   const stacksApiKey = optional(env, 'STACKS_API_KEY');
   const upstreamRateLimitPerMinute = int(env, 'UPSTREAM_RATE_LIMIT_PER_MINUTE', 20, 1);

@@ -69,12 +69,22 @@ export class GatewayError extends Error {
   readonly details: ErrorDetails | undefined;
   /** Extra response headers, e.g. Retry-After on RATE_LIMIT_EXCEEDED. */
   readonly headers: Record<string, string> | undefined;
+  /**
+   * An upstream's own text about the failure: never sent to a client, logged (redacted) at
+   * debug only.
+   */
+  readonly upstreamText: string | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
     details?: ErrorDetails,
-    options: { status?: number; headers?: Record<string, string>; cause?: unknown } = {},
+    options: {
+      status?: number;
+      headers?: Record<string, string>;
+      cause?: unknown;
+      upstreamText?: string;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
@@ -82,6 +92,7 @@ export class GatewayError extends Error {
     this.status = options.status ?? ERROR_CATALOGUE[code].status;
     this.details = details;
     this.headers = options.headers;
+    this.upstreamText = options.upstreamText;
   }
 }
 

@@ -4,7 +4,28 @@
  */
 import { createGateway } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { redact, registerSecret } from './observability/redact.js';
 import { startupFacts } from './observability/startup-line.js';
+
+/** Every secret of the configuration, so that no message or log line can show it. */
+function registerConfigSecrets(config: ReturnType<typeof loadConfig>): void {
+  registerSecret(config.adminToken);
+  registerSecret(config.stacksApiKey);
+  for (const u of config.upstreams) {
+    registerSecret(u.apiKey);
+    const url = new URL(u.url);
+    registerSecret(url.password === '' ? undefined : decodeURIComponent(url.password));
+    for (const value of url.searchParams.values()) registerSecret(value);
+  }
+  if (config.redisUrl !== undefined) {
+    try {
+      const password = new URL(config.redisUrl).password;
+      registerSecret(password === '' ? undefined : decodeURIComponent(password));
+    } catch {
+      // Not a URL: REDIS_URL was refused by loadConfig already.
+    }
+  }
+}
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -12,11 +33,12 @@ async function main(): Promise<void> {
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`clarity-cache: ${err.message}\n`);
+      process.stderr.write(`clarity-cache: ${redact(err.message)}\n`);
       process.exit(1);
     }
     throw err;
   }
+  registerConfigSecrets(config);
   const gateway = await createGateway(config);
   const { app } = gateway;
 
@@ -54,7 +76,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   process.stderr.write(
-    `clarity-cache: failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
+    `clarity-cache: failed to start: ${redact(err instanceof Error ? err.message : String(err))}\n`,
   );
   process.exit(1);
 });

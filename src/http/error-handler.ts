@@ -4,9 +4,11 @@
  * anything unexpected (INTERNAL_ERROR, logged as a bug). Each error gets a fresh id that is
  * written to the log line of that error.
  */
+
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fail } from '../api/envelope.js';
 import { GatewayError, isGatewayError, newErrorId } from '../errors.js';
+import { redact } from '../observability/redact.js';
 import type { RouteMethods } from './route-table.js';
 
 /** Fastify error codes that are the client's fault, and what we answer for them. */
@@ -95,6 +97,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Gat
 export function errorEnvelope(log: FastifyBaseLogger, err: GatewayError): ReturnType<typeof fail> {
   const id = newErrorId();
   const logFields = { errorId: id, code: err.code, status: err.status, details: err.details };
+  if (err.upstreamText !== undefined && (log.level === 'debug' || log.level === 'trace'))
+    log.debug({ errorId: id, upstreamText: redact(err.upstreamText) }, 'upstream error text');
   if (err.code === 'INTERNAL_ERROR') log.error({ ...logFields, err: err.cause ?? err }, err.message);
   else if (err.status >= 500 || err.code === 'RATE_LIMIT_EXCEEDED') log.warn(logFields, err.message);
   else log.info(logFields, err.message);

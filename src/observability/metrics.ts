@@ -2,13 +2,14 @@
  * Prometheus metrics (prom-client) on a registry of this gateway's own, so that several
  * gateways in one process (tests) never collide. Names are listed in the README.
  */
-import { KeyMetrics } from './key-metrics.js';
+
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
 import type { TipRefreshResult } from '../chain/tracker.js';
 import { NETWORKS, type Network } from '../config.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { UpstreamPool } from '../upstream/pool.js';
+import { KeyMetrics } from './key-metrics.js';
 import { ObserverMetrics } from './observer-metrics.js';
 import { TallyHistogram } from './tally-histogram.js';
 

@@ -10,7 +10,7 @@
  * so are the budgets' switches to and from their local fallback. Readiness (/ready) probes
  * Redis through the cache store, which is on the same server.
  */
-import { RedisQuota } from './quota.js';
+
 import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
 import type { Config } from '../config.js';
 import { budgetSettings } from '../upstream/budget/budget.js';
@@ -19,6 +19,7 @@ import { RedisBudget } from './budget.js';
 import { RedisCoalescer } from './coalescer.js';
 import { KEY_PREFIX, RedisConnection } from './connection.js';
 import { HotTierSync } from './hot-tier-sync.js';
+import { RedisQuota } from './quota.js';
 import { RedisTipChannel } from './tip-channel.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */

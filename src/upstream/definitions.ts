@@ -18,9 +18,11 @@
  * local devnet or a test double does). Bad input stops start-up with one line (ConfigError) naming the variable or file, the entry
  * (1-based) and the problem. A URL is only ever shown without its user:password part.
  */
+
 import { readFileSync } from 'node:fs';
 import type { Network } from '../config.js';
 import { ConfigError } from '../config-error.js';
+import { redact } from '../observability/redact.js';
 
 export interface UpstreamDefinition {
   readonly id: string;
@@ -131,7 +133,13 @@ function readUpstreamsFile(file: string, defaultRate: number): Draft[] {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(variable, `is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    // JSON.parse's message quotes the text around the error, which may be an apiKey: only
+    // where it is, never what is there.
+    const at = err instanceof Error ? /position (\d+)/.exec(err.message)?.[1] : undefined;
+    throw new ConfigError(
+      variable,
+      `is not JSON${at === undefined ? '' : ` (syntax error at character ${at})`}`,
+    );
   }
   if (!Array.isArray(json) || json.length === 0) {
     throw new ConfigError(variable, 'must hold a non-empty JSON array of upstreams');
@@ -199,10 +207,8 @@ function sameUrlKey(url: string): string {
   return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}${u.search}`;
 }
 
-/** The URL without its user:password, for messages (best effort on text that is not a URL). */
-export function redact(text: string): string {
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/i, '$1');
-}
+/** The URL without its credentials and query values, for messages (docs/access-control.md). */
+export { redact };
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v.trim();

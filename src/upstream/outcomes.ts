@@ -7,7 +7,7 @@
  * | upstream outcome                                   | error                                        |
  * |----------------------------------------------------|----------------------------------------------|
  * | 2xx                                                | the endpoint's check (stacks-node.ts)        |
- * | other 1xx/3xx/4xx (unless the endpoint maps it)    | UPSTREAM_API_ERROR 502 {upstreamStatus, upstreamBody, retryable:false} |
+ * | other 1xx/3xx/4xx (unless the endpoint maps it)    | UPSTREAM_API_ERROR 502 {upstreamStatus, reason, retryable:false} |
  * | 5xx, still after the retries                       | UPSTREAM_API_ERROR 502 {upstreamStatus, retryable:true, attempts} |
  * | 429, still after the retries                       | RATE_LIMIT_EXCEEDED 429 {retryAfter, ...} + Retry-After |
  * | timeout on the last attempt                        | TIMEOUT 504 {timeoutMs, retryable:true, attempts} |
@@ -177,8 +177,8 @@ export function interpret<T>(
         new GatewayError(
           'UPSTREAM_API_ERROR',
           `upstream ${describe(target)} answered ${status} (after ${attempts} attempts)`,
-          { retryable: true, attempts, upstreamStatus: status, upstreamBody: truncate(raw.body) },
-          { status: 502 },
+          { retryable: true, attempts, upstreamStatus: status, reason: reasonOf(status) },
+          { status: 502, upstreamText: truncate(raw.body) },
         ),
     };
   }
@@ -188,10 +188,23 @@ export function interpret<T>(
     error: new GatewayError(
       'UPSTREAM_API_ERROR',
       `upstream ${describe(target)} answered ${status}`,
-      { retryable: false, upstreamStatus: status, upstreamBody: truncate(raw.body) },
-      { status: 502 },
+      { retryable: false, upstreamStatus: status, reason: reasonOf(status) },
+      { status: 502, upstreamText: truncate(raw.body) },
     ),
   };
+}
+
+/**
+ * What the gateway says of an upstream's error status. The upstream's own body never reaches
+ * a client (it may echo credentials or internals); it is kept, redacted, for debug logs.
+ */
+export function reasonOf(status: number): string {
+  if (status === 400) return 'the upstream refused the request as malformed';
+  if (status === 401 || status === 403) return "the upstream refused the gateway's credentials";
+  if (status === 404) return 'the upstream does not know this resource';
+  if (status === 413 || status === 414) return 'the upstream refused the request as too large';
+  if (status >= 500) return 'the upstream failed';
+  return `the upstream answered an unexpected status ${status}`;
 }
 
 /** "testnet POST /v2/contracts/call-read/...": how every message names the call. */

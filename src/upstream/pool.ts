@@ -589,6 +589,7 @@ function toUpstream(
     network: spec.network,
     origin: url.origin,
     pathPrefix,
+    query: url.search.replace(/^\?/, ''),
     apiKey: spec.apiKey,
     priority: spec.priority ?? 0,
     budget: spec.budget,

@@ -40,7 +40,7 @@ import type {
   UpstreamContractInterface,
   UpstreamNodeInfo,
 } from './node-api.js';
-import { describe, type Target, type Verdict } from './outcomes.js';
+import { describe, reasonOf, type Target, type Verdict } from './outcomes.js';
 import { createDefaultPool, type Upstream, type UpstreamPool } from './pool.js';
 import { Transport } from './transport.js';
 
@@ -194,8 +194,8 @@ export class StacksNodeClient implements NodeApi {
             new GatewayError(
               'UPSTREAM_API_ERROR',
               `block ${tip} is unknown to the ${network} upstream${attempts > 1 ? `s (asked ${attempts})` : ''}: ${describe(target)} answered 404`,
-              { tip, retryable: false, upstreamStatus: 404, upstreamBody: res.body.slice(0, 500), attempts },
-              { status: 404 },
+              { tip, retryable: false, upstreamStatus: 404, reason: reasonOf(404), attempts },
+              { status: 404, upstreamText: res.body.slice(0, 500) },
             ),
         };
       },

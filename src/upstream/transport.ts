@@ -17,6 +17,11 @@ export interface Destination {
   readonly pathPrefix: string;
   /** Sent as x-api-key when set. */
   readonly apiKey: string | undefined;
+  /**
+   * The base URL's query without '?' ("" for none): some providers take their key there, so
+   * it is sent with every request, and never printed (labels carry origin and path only).
+   */
+  readonly query?: string;
 }
 
 export interface HttpResponse {
@@ -134,7 +139,7 @@ export class Transport {
     try {
       const res = await this.#dispatcherFor(to.origin).request({
         origin: to.origin,
-        path: to.pathPrefix + path,
+        path: withQuery(to.pathPrefix + path, to.query),
         method,
         headers,
         body: body ?? null,
@@ -235,4 +240,10 @@ function errorCode(err: unknown): string {
   }
   const system = codes.find((c) => c.startsWith('E'));
   return system ?? codes[0] ?? (err instanceof Error ? err.name : 'UNKNOWN');
+}
+
+/** A request path with the upstream's own query appended (after the request's own, if any). */
+function withQuery(path: string, query: string | undefined): string {
+  if (query === undefined || query === '') return path;
+  return `${path}${path.includes('?') ? '&' : '?'}${query}`;
 }

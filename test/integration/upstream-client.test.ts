@@ -173,8 +173,10 @@ describe('read-only calls', () => {
       tip: 'ffff',
       upstreamStatus: 404,
       retryable: false,
-      upstreamBody: 'No such block',
     });
+    // The node's own words stay out of what a client sees (they are logged at debug only).
+    expect(err.details).not.toHaveProperty('upstreamBody');
+    expect(err.upstreamText).toBe('No such block');
     expect(node.count('call-read')).toBe(2);
   });
 
@@ -212,7 +214,9 @@ describe('read-only calls', () => {
     expect(err.code).toBe('UPSTREAM_API_ERROR');
     expect(err.status).toBe(502);
     expect(err.details).toMatchObject({ upstreamStatus: 400, retryable: false });
-    expect(err.details?.['upstreamBody']).toContain('Failed to deserialize');
+    expect(err.details?.['reason']).toBe('the upstream refused the request as malformed');
+    expect(JSON.stringify(err.details)).not.toContain('Failed to deserialize');
+    expect(err.upstreamText).toContain('Failed to deserialize');
     expect(node.count()).toBe(1);
   });
 
@@ -220,7 +224,7 @@ describe('read-only calls', () => {
     node.httpError(403, 'x'.repeat(5000), { times: 1 });
     const { client } = makeClient();
     const err = await failure(getCount(client));
-    const body = err.details?.['upstreamBody'] as string;
+    const body = err.upstreamText as string;
     expect(body.startsWith('xxxx')).toBe(true);
     expect(body.length).toBeGreaterThanOrEqual(500);
     expect(body.length).toBeLessThanOrEqual(501);

@@ -16,6 +16,7 @@ import {
   successEnvelope,
 } from '../../api/schemas.js';
 import { GatewayError } from '../../errors.js';
+import type { KeyUse } from '../../observability/key-metrics.js';
 import type { CacheAdmin } from '../../service/cache-admin.js';
 import { parseContractRef } from '../../service/contract-ref.js';
 import { sendError } from '../error-handler.js';
@@ -23,6 +24,8 @@ import { sendError } from '../error-handler.js';
 export interface AdminOptions {
   readonly token: string;
   readonly admin: CacheAdmin;
+  /** Each API key's use (by name) in the current minute; undefined when no keys file is set. */
+  readonly keyUses?: (() => KeyUse[]) | undefined;
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
@@ -38,7 +41,10 @@ const Deleted = successEnvelope(Type.Object({ deleted: Type.Integer() }));
 const errors = { '4xx': ErrorEnvelope, '5xx': ErrorEnvelope };
 const security = [{ bearerAuth: [] }];
 
-export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, { token, admin }) => {
+export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (
+  app,
+  { token, admin, keyUses },
+) => {
   app.addHook('onRequest', async (request, reply) => {
     if (bearerMatches(request.headers.authorization, token)) return;
     request.log.warn(
@@ -196,5 +202,37 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (app, 
       },
     },
     async () => ok(await admin.stats()),
+  );
+
+  app.get(
+    '/admin/keys',
+    {
+      schema: {
+        summary: 'Use of each API key (by name) on this instance, in the current minute and since start',
+        tags: ['admin'],
+        security,
+        response: {
+          200: successEnvelope(
+            Type.Object({
+              keys: Type.Array(
+                Type.Object({
+                  name: Type.String(),
+                  admitted: Type.Integer(),
+                  refused: Type.Integer(),
+                  windowStart: Type.String({ format: 'date-time' }),
+                  windowAdmitted: Type.Integer(),
+                  windowRefused: Type.Integer(),
+                }),
+              ),
+            }),
+          ),
+          ...errors,
+        },
+      },
+    },
+    async () =>
+      ok({
+        keys: (keyUses?.() ?? []).map((u) => ({ ...u, windowStart: new Date(u.windowStart).toISOString() })),
+      }),
   );
 };
