@@ -420,14 +420,22 @@ export class UpstreamPool {
           let refusal: GatewayError | undefined;
           for (const { u } of bySoonest) {
             const remaining = Math.max(0, Math.floor(w.deadline - performance.now()));
-            const got = await this.#tryTake(u, remaining);
+            const got = await untilGone(this.#tryTake(u, remaining), w.options.signal, () => {
+              u.budget.refund?.();
+              // A probe claimed for this take is not going to be sent: let another claim it.
+              if (!u.breaker.closed) u.breaker.releaseProbe();
+            });
+            if (got === GONE) {
+              failure = clientGoneError(network);
+              break;
+            }
             if (got === true) {
               served = u;
               break;
             }
             if (got !== false) refusal ??= got;
           }
-          if (served === undefined) {
+          if (served === undefined && failure === undefined) {
             failure =
               refusal ??
               budgetExhaustedError(
@@ -509,6 +517,47 @@ function tooManyWaiting(network: Network, client: string, cap: number): GatewayE
     { retryAfter: 1, retryable: true, maxWaitingPerClient: cap, client },
     { status: 429, headers: { 'Retry-After': '1' } },
   );
+}
+
+const GONE = Symbol('clientGone');
+
+/**
+ * A token being taken for a waiter, or GONE as soon as the waiter's client goes away: the
+ * queue then moves on at once, and the token, when it is granted after all, is given back.
+ */
+function untilGone<T>(
+  taking: Promise<T>,
+  signal: AbortSignal | undefined,
+  giveBack: () => void,
+): Promise<T | typeof GONE> {
+  if (signal === undefined) return taking;
+  if (signal.aborted) {
+    void taking.then(
+      (got) => got === true && giveBack(),
+      () => {},
+    );
+    return Promise.resolve(GONE);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      void taking.then(
+        (got) => got === true && giveBack(),
+        () => {},
+      );
+      resolve(GONE);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    taking.then(
+      (got) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(got);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 /**

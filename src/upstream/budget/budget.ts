@@ -30,6 +30,11 @@ export interface Budget {
   queued(): number;
   /** Reject every waiter and every later take(). Idempotent. */
   close(): void;
+  /**
+   * Give back a token that was granted but not used (its request's client went away before the
+   * attempt). Optional: a budget without it keeps the token spent.
+   */
+  refund?(): void;
 }
 
 /** The settings every budget implementation is built from. */

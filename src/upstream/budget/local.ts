@@ -81,6 +81,13 @@ export class TokenBucket implements Budget {
     });
   }
 
+  refund(): void {
+    if (this.closed) return;
+    this.refill();
+    this.tokens = Math.min(this.capacity, this.tokens + 1);
+    this.drain();
+  }
+
   available(): number {
     if (this.closed || this.waiters.length > 0) return 0;
     this.refill();
