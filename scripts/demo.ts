@@ -6,14 +6,21 @@
  * (default 3000) with both networks pointed at the devnet, then prints curl commands for each
  * endpoint. Ctrl-C or SIGTERM stops both.
  *
- * Environment: PORT, HOST, DEVNET_PORT, DEVNET_HOST; every gateway variable passes through, so
- * the cache is where the service would keep it (CACHE_STORE=sqlite in DATA_DIR, default ./data).
+ * Environment: PORT, HOST, DEVNET_PORT, DEVNET_HOST, EVENT_OBSERVER_PORT (default 3701); every
+ * gateway variable passes through. The demo keeps its cache apart from the service's: in
+ * DATA_DIR when set, else in ./.demo-data, emptied at each start (the devnet starts from its
+ * genesis every time, so an earlier run's answers belong to another chain). Nothing under the
+ * service's default ./data changes. It sets an ADMIN_TOKEN (printed) unless one is given, and a
+ * budget a person clicking around the explorer never exhausts: the devnet is local and free.
+ * The gateway is the devnet's event observer, so a transaction's effect shows at once.
  * A busy PORT or DEVNET_PORT stops the demo with one line before anything starts: each is
  * proven free by listening on it first (a readiness probe alone could be answered by whatever
  * process already holds the port).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Cl, cvToHex } from '@stacks/transactions';
@@ -35,7 +42,11 @@ function portFrom(name: string, fallback: number): number {
 const gatewayPort = portFrom('PORT', 3000);
 const devnetPort = portFrom('DEVNET_PORT', 20443);
 const gatewayHost = process.env.HOST ?? '0.0.0.0';
-const dataDir = path.resolve(process.env.DATA_DIR ?? 'data');
+/** The demo's own cache directory unless DATA_DIR names one (then it is the user's: kept). */
+const ownDataDir = process.env.DATA_DIR === undefined || process.env.DATA_DIR.trim() === '';
+const dataDir = path.resolve(ownDataDir ? '.demo-data' : (process.env.DATA_DIR as string));
+const adminToken = process.env.ADMIN_TOKEN ?? `demo-${randomBytes(12).toString('hex')}`;
+const observerPort = portFrom('EVENT_OBSERVER_PORT', 3701);
 const clientHost = gatewayHost === '0.0.0.0' || gatewayHost === '::' ? '127.0.0.1' : gatewayHost;
 const gatewayUrl = `http://${clientHost.includes(':') ? `[${clientHost}]` : clientHost}:${gatewayPort}`;
 
@@ -191,7 +202,9 @@ async function printGuide(devnet: Devnet): Promise<void> {
   console.log(shown.join('\n'));
   console.log(
     `Explorer (call any read-only function from a browser): ${gatewayUrl}/explorer\n` +
-      `Cache: ${storeDescription()}\n`,
+      `Cache: ${storeDescription()}\n` +
+      `Admin token (ADMIN_TOKEN): ${adminToken}\n` +
+      `Event observer: the devnet posts every block to 127.0.0.1:${observerPort}\n`,
   );
 }
 
@@ -201,18 +214,24 @@ function storeDescription(): string {
   // The cache outlives the demo while the devnet starts from its genesis each time: answers
   // cached in an earlier run (balances after its transfers) would be served again.
   if (store === 'sqlite')
-    return `SQLite in ${dataDir} (DATA_DIR), kept across runs while the devnet starts afresh: delete it, or set another DATA_DIR, for a clean start`;
+    return ownDataDir
+      ? `SQLite in ${dataDir} (the demo's own, emptied at each start; the service's ./data is untouched)`
+      : `SQLite in ${dataDir} (DATA_DIR), kept across runs while the devnet starts afresh`;
   return store;
 }
 
 async function main(): Promise<void> {
   await ensureFree('DEVNET_PORT', devnetPort, process.env.DEVNET_HOST ?? '127.0.0.1');
   await ensureFree('PORT', gatewayPort, gatewayHost);
+  await ensureFree('EVENT_OBSERVER_PORT', observerPort, '127.0.0.1');
+  if (ownDataDir) rmSync(dataDir, { recursive: true, force: true });
   console.log(`demo: starting the devnet on port ${devnetPort} ...`);
   const devnet = await startDevnet({
     port: devnetPort,
     host: process.env.DEVNET_HOST ?? '127.0.0.1',
     log: (line) => console.log(line),
+    // The gateway is the devnet's event observer: every block reaches it at once.
+    eventObserverUrls: [`http://127.0.0.1:${observerPort}`],
   });
 
   console.log(`demo: starting the gateway on ${gatewayHost}:${gatewayPort} ...`);
@@ -226,6 +245,12 @@ async function main(): Promise<void> {
       STACKS_API_URL_TESTNET: devnet.url,
       // Resolved here: the gateway runs from the repository root, the user from anywhere.
       DATA_DIR: dataDir,
+      ADMIN_TOKEN: adminToken,
+      // The devnet is local and free: a budget nobody clicking around can exhaust.
+      UPSTREAM_RATE_LIMIT_PER_MINUTE: process.env.UPSTREAM_RATE_LIMIT_PER_MINUTE ?? '100000',
+      EVENT_OBSERVER_PORT: String(observerPort),
+      EVENT_OBSERVER_HOST: '127.0.0.1',
+      EVENT_OBSERVER_NETWORK: 'testnet',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -4,7 +4,7 @@
  * (scripts/readme-check.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,10 +21,10 @@ interface Demo {
   readonly exited: Promise<number | null>;
 }
 
-function runDemo(env: Record<string, string>): Demo {
+function runDemo(env: Record<string, string>, base: NodeJS.ProcessEnv = process.env): Demo {
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: { ...base, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -73,6 +73,62 @@ describe('the demo refuses a busy port', () => {
   });
 });
 
+describe('the demo on its own', () => {
+  it('keeps its cache out of the service’s ./data, sets and prints an admin token, and has a budget for people', async () => {
+    const serviceData = path.join(ROOT, 'data');
+    const before = existsSync(serviceData)
+      ? readdirSync(serviceData).map((f) => [f, statSync(path.join(serviceData, f)).mtimeMs])
+      : undefined;
+    const port = await freePort();
+    const env: Record<string, string> = {
+      PORT: String(port),
+      DEVNET_PORT: String(await freePort()),
+      EVENT_OBSERVER_PORT: String(await freePort()),
+    };
+    const own = { ...process.env };
+    delete own['DATA_DIR'];
+    delete own['ADMIN_TOKEN'];
+    delete own['UPSTREAM_RATE_LIMIT_PER_MINUTE'];
+    const demo = runDemo(env, own);
+    try {
+      await guidePrinted(demo);
+      const token = /Admin token \(ADMIN_TOKEN\): (\S+)/.exec(demo.output())?.[1];
+      expect(token).toMatch(/^demo-[0-9a-f]{24}$/);
+      const url = `http://127.0.0.1:${port}`;
+      const stats = await fetch(`${url}/admin/cache/stats`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(stats.status).toBe(200);
+      expect(demo.output()).toContain(`Cache: SQLite in ${path.join(ROOT, '.demo-data')} (the demo's own`);
+      // A person clicking around: 40 distinct calls in a few seconds, none refused for budget.
+      const statuses = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          fetch(
+            `${url}/contract-calls/read-only/ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM/demo-token/get-balance`,
+            {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                functionArgs: [
+                  { type: 'principal', value: `ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.c${i}` },
+                ],
+              }),
+            },
+          ).then((r) => r.status),
+        ),
+      );
+      expect(statuses.filter((s) => s === 429)).toEqual([]);
+      const after = existsSync(serviceData)
+        ? readdirSync(serviceData).map((f) => [f, statSync(path.join(serviceData, f)).mtimeMs])
+        : undefined;
+      expect(after).toEqual(before);
+    } finally {
+      demo.child.kill('SIGTERM');
+      await demo.exited;
+    }
+  });
+});
+
 describe('the demo and the README against it', () => {
   let demo: Demo;
   let gatewayUrl: string;
@@ -88,6 +144,7 @@ describe('the demo and the README against it', () => {
     demo = runDemo({
       PORT: String(port),
       DEVNET_PORT: String(devnetPort),
+      EVENT_OBSERVER_PORT: String(await freePort()),
       DATA_DIR: dataDir,
       ADMIN_TOKEN,
     });
