@@ -49,7 +49,7 @@ import type { AttemptEvent } from './upstream/attempts.js';
 import type { Budget } from './upstream/budget/budget.js';
 import { createUpstreamBuckets } from './upstream/budget/local.js';
 import type { NodeApi } from './upstream/node-api.js';
-import { createPool, type UpstreamPool } from './upstream/pool.js';
+import { createPool, type Upstream, type UpstreamPool } from './upstream/pool.js';
 import { StacksNodeClient } from './upstream/stacks-node.js';
 
 export interface GatewayDeps {
@@ -69,6 +69,8 @@ export interface Gateway {
   readonly metrics: Metrics;
   /** The upstreams and their state (undefined when a node API was injected). */
   readonly upstreams: UpstreamPool | undefined;
+  /** One start-up GET /v2/info of an upstream (main.ts): why it failed, or undefined. */
+  readonly startupCheck?: ((upstream: Upstream) => Promise<string | undefined>) | undefined;
   /** What the gateway knows of each network's tip (and currentBlock() for pinning a batch). */
   readonly chain: ChainTracker;
   /** The exact-repeat fast lane in front of the router (src/http/fast-lane.ts). */
@@ -306,5 +308,19 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     })();
     return closing;
   };
-  return { app, config, store, cache, metrics, upstreams: upstreamPool, chain, lane, observer, close };
+  const startupCheck =
+    rawNode instanceof StacksNodeClient ? (u: Upstream) => rawNode.startupCheck(u) : undefined;
+  return {
+    app,
+    config,
+    store,
+    cache,
+    metrics,
+    upstreams: upstreamPool,
+    startupCheck,
+    chain,
+    lane,
+    observer,
+    close,
+  };
 }

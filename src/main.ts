@@ -5,7 +5,7 @@
 import { createGateway } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { redact, registerSecret } from './observability/redact.js';
-import { startupFacts } from './observability/startup-line.js';
+import { publicUrl, startupFacts } from './observability/startup-line.js';
 
 /** Every secret of the configuration, so that no message or log line can show it. */
 function registerConfigSecrets(config: ReturnType<typeof loadConfig>): void {
@@ -67,11 +67,43 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 
   const address = await app.listen({ port: config.port, host: config.host });
+  startupChecks(gateway, config);
   const facts = startupFacts(config);
   app.log.info(
     { address, ...facts },
     `clarity-cache listening on ${address}; upstreams ${facts.upstreams.join(', ')}; store ${facts.store}${facts.dataDir === undefined ? '' : ` in ${facts.dataDir}`}${facts.redis === undefined ? '' : ` at ${facts.redis}`}`,
   );
+}
+
+/**
+ * What an operator would otherwise learn the hard way, said once each at start-up, after the
+ * gateway listens (never delaying readiness): that latest-state entries are kept without end
+ * when nothing bounds them, and which upstream did not answer its one GET /v2/info.
+ */
+function startupChecks(
+  gateway: Awaited<ReturnType<typeof createGateway>>,
+  config: ReturnType<typeof loadConfig>,
+): void {
+  const log = gateway.app.log;
+  if (config.cacheMaxBlocks === undefined)
+    log.warn(
+      'latest-state entries are kept indefinitely: without CACHE_MAX_BLOCKS (or a ttl or maxBlocks per request) a cached read is answered however far the chain has moved since; set CACHE_MAX_BLOCKS to bound it',
+    );
+  const check = gateway.startupCheck;
+  const upstreams = gateway.upstreams;
+  if (check === undefined || upstreams === undefined) return;
+  for (const upstream of upstreams.upstreams()) {
+    void check(upstream).then(
+      (failure) => {
+        if (failure !== undefined)
+          log.warn(
+            { upstream: upstream.id, url: publicUrl(upstream.label) },
+            `upstream ${upstream.id} (${publicUrl(upstream.label)}) did not answer GET /v2/info at start-up: ${redact(failure)}`,
+          );
+      },
+      () => {},
+    );
+  }
 }
 
 main().catch((err: unknown) => {

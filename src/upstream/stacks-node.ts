@@ -285,6 +285,29 @@ export class StacksNodeClient implements NodeApi {
   }
 
   /**
+   * The start-up check of one upstream: one GET /v2/info with one budget token taken now (never
+   * waited for: the check must not delay anything, nor take a token a request is waiting
+   * for), no retry. Undefined when it answered; otherwise why not, in words without secrets.
+   */
+  async startupCheck(upstream: Upstream): Promise<string | undefined> {
+    if (this.#transport.closed) return undefined;
+    try {
+      await upstream.budget.take(0);
+    } catch {
+      return undefined;
+    }
+    const target: Target = { network: upstream.network, kind: 'info', method: 'GET', path: '/v2/info' };
+    const verdict = await this.#attempts.once(upstream, target, (res) =>
+      checkInfo(target, res.body, res.status),
+    );
+    if (verdict.type === 'ok') {
+      upstream.stats.observeTip(verdict.value.stacks_tip_height);
+      return undefined;
+    }
+    return (verdict.type === 'final' ? verdict.error : verdict.error(1)).message;
+  }
+
+  /**
    * Stop: later calls fail, in-flight attempts are aborted (UPSTREAM_API_ERROR 502, retryable),
    * owned connection pools are closed. The upstream pool and its budgets belong to the caller
    * and are left open. Idempotent.
