@@ -49,8 +49,9 @@ describe('SIGTERM while requests wait for the upstream', () => {
       STACKS_API_URL_MAINNET: node.url,
       STACKS_API_URL_TESTNET: node.url,
       CACHE_STORE: 'memory',
-      // Three tokens: the ABI, the attempt that fails, the attempt that hangs; then a wait.
-      UPSTREAM_RATE_LIMIT_PER_MINUTE: '3',
+      // Four tokens: the start-up /v2/info check, the ABI, the attempt that fails, the attempt
+      // that hangs; then a wait.
+      UPSTREAM_RATE_LIMIT_PER_MINUTE: '4',
       UPSTREAM_QUEUE_TIMEOUT_MS: '60000',
       // A retry's backoff of 10-20 s; attempts that would last 30 s.
       UPSTREAM_RETRIES: '3',
@@ -63,6 +64,8 @@ describe('SIGTERM while requests wait for the upstream', () => {
         body: { functionArgs: [{ type: 'principal', value: `${TESTNET_ADDR}.${who}` }] },
       });
     try {
+      // The start-up check of each network's upstream (one token each) comes first.
+      await node.waitForRequests(2, { kind: 'info' });
       node.resetStats();
       expect((await request(`${svc.url}/contract-calls/abi/${TESTNET_ADDR}/demo`)).status).toBe(200);
 
