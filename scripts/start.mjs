@@ -10,14 +10,29 @@
 //
 // The bundle is then imported into this process rather than started as another one, so the
 // check costs one directory walk (a few milliseconds) and no second Node start-up.
+//
+// A production install (`npm ci && npm run build && npm prune --omit=dev`) has no compiler:
+// there `npm start` never builds. It runs the bundle it has, or, when there is none, says which
+// two commands make one and stops.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundlePath, staleReason } from './build-freshness.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const reason = staleReason(root);
-if (reason !== undefined) {
+const canBuild = existsSync(path.join(root, 'node_modules', 'typescript', 'package.json'));
+if (reason !== undefined && !canBuild) {
+  if (!existsSync(bundlePath(root))) {
+    console.error(
+      'clarity-cache: no build in dist/ and no build tools installed (a production install): run `npm ci && npm run build` first, then `npm prune --omit=dev` if you like',
+    );
+    process.exit(1);
+  }
+  // The bundle may be older than the sources (a checkout after the build): it is what was
+  // built for this install, and there is nothing here to rebuild it with.
+} else if (reason !== undefined) {
   console.error(`clarity-cache: building (${reason}) ...`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const build = spawnSync(npm, ['run', 'build'], { cwd: root, stdio: 'inherit' });

@@ -63,6 +63,9 @@ beforeAll(() => {
   writeFileSync(path.join(project, 'scripts/bundle.mjs'), '// stands in for the real bundler\n');
   writeFileSync(path.join(project, 'src/main.ts'), 'export {};\n');
   writeFileSync(path.join(project, 'tsconfig.json'), '{}\n');
+  // A development install: the compiler is there (a production install has none).
+  mkdirSync(path.join(project, 'node_modules/typescript'), { recursive: true });
+  writeFileSync(path.join(project, 'node_modules/typescript/package.json'), '{"name":"typescript"}\n');
   // The build: fails when FAIL_BUILD is set, else counts itself and writes a bundle that says it ran.
   writeFileSync(
     path.join(project, 'build.mjs'),
@@ -124,5 +127,26 @@ describe('npm start', () => {
     expect(failed.code).toBe(1);
     expect(failed.out).toContain('the build failed (3); not starting');
     expect(failed.out).not.toContain('bundle ran');
+  });
+
+  it('never builds in a production install: runs the bundle it has, or says how to make one', async () => {
+    rmSync(path.join(project, 'node_modules'), { recursive: true, force: true });
+    try {
+      const before = builds();
+      touch('src/main.ts', 60);
+      const stale = await npmStart();
+      expect(stale.code).toBe(0);
+      expect(stale.out).toContain('bundle ran');
+      expect(builds()).toBe(before);
+      rmSync(path.join(project, 'dist'), { recursive: true, force: true });
+      const none = await npmStart();
+      expect(none.code).toBe(1);
+      expect(none.out).toContain('npm run build');
+      expect(none.out).not.toContain('bundle ran');
+      expect(builds()).toBe(before);
+    } finally {
+      mkdirSync(path.join(project, 'node_modules/typescript'), { recursive: true });
+      writeFileSync(path.join(project, 'node_modules/typescript/package.json'), '{"name":"typescript"}\n');
+    }
   });
 });
