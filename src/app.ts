@@ -264,6 +264,16 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       }
     },
   });
+  // Entries the observer proves current stay fresh across blocks that did not touch them.
+  if (observer !== undefined) {
+    const network = observer.status().network;
+    readOnly.useProof({
+      network,
+      dependsOn: (contractId, fn) => observer.dependsOn(contractId, fn),
+      current: (read, tipHeight) => observer.ledger.current(read, tipHeight),
+      onKeptCurrent: () => metrics.observer.keptCurrent(network),
+    });
+  }
   await app.register(opsRoutes, {
     observer: observer === undefined ? undefined : () => observer.status(),
     store,

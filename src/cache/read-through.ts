@@ -60,6 +60,12 @@ export interface CachePolicy {
   readonly tipHeight?: (() => number | undefined | Promise<number | undefined>) | undefined;
   /** When the gateway first learned of a tip at or above height: when a block bound broke. */
   readonly tipLearnedAt?: ((height: number) => number | undefined) | undefined;
+  /**
+   * Proof of currency from the event observer (docs/events.md): true when the entry, though
+   * read blocks ago, is provably unchanged at tip `tipHeight` (every block since arrived, none
+   * touched what it depends on). It then counts as 0 blocks behind for every block bound.
+   */
+  readonly currentByProof?: ((entry: CacheEntry, tipHeight: number) => boolean) | undefined;
   /** stale-while-revalidate window, ms (0 or undefined = off). */
   readonly staleWhileRevalidateMs?: number | undefined;
   /** stale-if-error window, ms (0 or undefined = off); needs isTransient. */
@@ -356,6 +362,8 @@ export class ReadThroughCache {
   ): Judgement {
     if (classify(entry, this.now(), { maxBlocks, tipHeight }) === 'fresh') return FRESH;
     if (entry.tipHeight === null) return { fresh: false, since: entry.storedAt };
+    // Read blocks ago, but the observer proves nothing it depends on changed since: current.
+    if (tipHeight !== undefined && policy.currentByProof?.(entry, tipHeight) === true) return FRESH;
     const broke =
       tipHeight === undefined ? undefined : policy.tipLearnedAt?.(entry.tipHeight + maxBlocks + 1);
     return { fresh: false, since: broke ?? this.now() };

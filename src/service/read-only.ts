@@ -12,7 +12,9 @@
  * rendered answers by stored entry (rendered-bodies.ts). A hit re-parses, re-hashes,
  * re-renders and re-stringifies nothing.
  */
+import type { CacheEntry } from '../cache/entry.js';
 import type { CachePolicy, LoadContext, LoadedValue, ReadThroughCache } from '../cache/read-through.js';
+import type { EntryDependencies } from '../chain/block-ledger.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
 import type { Network } from '../config.js';
@@ -96,11 +98,32 @@ const WINDOW_FIELDS = ['maxBlocks', 'staleWhileRevalidate', 'staleIfError'] as c
 
 export const TIP_HEIGHT_HEADER = 'x-canonical-stacks-tip-height';
 
+/**
+ * The event observer's proof that an entry is still current (docs/events.md), for one network:
+ * what a function's result depends on, and whether every block since an entry was read left
+ * that alone.
+ */
+export interface CurrencyProof {
+  readonly network: Network;
+  /** The contracts a read-only function reaches, or 'volatile'. */
+  dependsOn(contractId: string, functionName: string): Promise<EntryDependencies>;
+  /** Whether an entry read at `height` (stored at `readAt`) is current at `tipHeight`. */
+  current(read: { height: number; readAt: number; dependsOn: EntryDependencies }, tipHeight: number): boolean;
+  /** Told each time a proof kept an entry current (metrics). */
+  onKeptCurrent?(): void;
+}
+
+/** Most functions whose dependencies are remembered (each a small set). */
+const MAX_REMEMBERED_DEPENDENCIES = 10_000;
+
 export class ReadOnlyService {
   readonly #prepared = new PreparedCalls();
   readonly #rendered = new RenderedBodies();
   /** The chain-aware policy of a request that brings nothing of its own (see #chainPolicy). */
   #defaultWindows: Partial<CachePolicy> | undefined;
+  #proof: CurrencyProof | undefined;
+  /** What each `contract::function` depends on, once analysed (undefined while under way). */
+  readonly #dependencies = new Map<string, EntryDependencies | undefined>();
 
   constructor(
     private readonly cache: ReadThroughCache,
@@ -235,6 +258,47 @@ export class ReadOnlyService {
     );
   }
 
+  /** Keep entries current across blocks that provably did not touch them (the event observer). */
+  useProof(proof: CurrencyProof | undefined): void {
+    this.#proof = proof;
+  }
+
+  /**
+   * Whether an entry of this call, read at an older height, is proven current at `tipHeight`.
+   * Synchronous: a function whose dependencies are not analysed yet starts the analysis and
+   * falls back to the plain block rule this time.
+   */
+  #provenCurrent(call: PreparedCall, entry: CacheEntry, tipHeight: number): boolean {
+    const proof = this.#proof;
+    if (proof === undefined || proof.network !== call.ref.network || entry.tipHeight === null) return false;
+    const deps = this.#dependenciesOf(call, proof);
+    if (deps === undefined) return false;
+    const current = proof.current(
+      { height: entry.tipHeight, readAt: entry.storedAt, dependsOn: deps },
+      tipHeight,
+    );
+    if (current) proof.onKeptCurrent?.();
+    return current;
+  }
+
+  /**
+   * What a call's result depends on when already analysed; otherwise the analysis starts (once)
+   * and undefined is returned. Started as soon as a result is stored, so that it is known by the
+   * next block.
+   */
+  #dependenciesOf(call: PreparedCall, proof: CurrencyProof): EntryDependencies | undefined {
+    const id = `${call.ref.id}::${call.functionName}`;
+    const deps = this.#dependencies.get(id);
+    if (deps !== undefined || this.#dependencies.has(id)) return deps;
+    if (this.#dependencies.size >= MAX_REMEMBERED_DEPENDENCIES) this.#dependencies.clear();
+    this.#dependencies.set(id, undefined);
+    proof.dependsOn(call.ref.id, call.functionName).then(
+      (found) => this.#dependencies.set(id, found),
+      () => this.#dependencies.delete(id),
+    );
+    return undefined;
+  }
+
   /** The cache key a request maps to (admin invalidation of one entry). */
   keyOf(req: ReadOnlyRequest): string {
     return prepare(req).key;
@@ -247,10 +311,29 @@ export class ReadOnlyService {
     const policy: CachePolicy = { ttlMs, bust: cc.bustCache === true, skip, ...this.#chainPolicy(call, cc) };
     const result = await this.cache.get(call.key, (lc) => this.#load(call, lc, rc), policy);
     const { value, outcome, entry, stored, stale, staleSince } = result;
-    const tipHeight =
+    let tipHeight =
       entry !== undefined
         ? (entry.tipHeight ?? undefined)
         : (result.meta?.tipHeight ?? this.#heightNow(call) ?? undefined);
+    const proof = this.#proof;
+    if (proof !== undefined && proof.network === call.ref.network && call.tip === undefined) {
+      if (entry === undefined) {
+        // A fresh latest-state result: learn what it depends on before the next block comes.
+        this.#dependenciesOf(call, proof);
+      } else if (stale === undefined && tipHeight !== undefined) {
+        // An entry kept current by the observer's proof is answered at the tip it is current at.
+        const now = this.#heightNow(call);
+        const deps =
+          now !== undefined && now > tipHeight
+            ? this.#dependencies.get(`${call.ref.id}::${call.functionName}`)
+            : undefined;
+        if (
+          deps !== undefined &&
+          proof.current({ height: tipHeight, readAt: entry.storedAt, dependsOn: deps }, now!)
+        )
+          tipHeight = now;
+      }
+    }
     // A fresh hit may be replayed for an identical request while the cache would still serve
     // its entry under this very policy (block bound included); stale answers never are.
     const reuse =
@@ -295,6 +378,9 @@ export class ReadOnlyService {
       freshness: { maxBlocks },
       tipHeight: () => chain.height(network),
       tipLearnedAt: (height) => chain.firstLearnedAt(network, height),
+      ...(this.#proof?.network === network
+        ? { currentByProof: (entry: CacheEntry, tip: number) => this.#provenCurrent(call, entry, tip) }
+        : {}),
     };
   }
 

@@ -1,0 +1,118 @@
+/**
+ * Freshness by proof over real HTTP (docs/events.md): the gateway reads from the local chain
+ * (the real Clarity VM) and is its event observer. With `maxBlocks: 0`, a cached read stays a
+ * hit across blocks that did not touch its contract, answered at the new tip height; a block
+ * that touches it makes the next read go upstream and show the change at once; an unusable
+ * payload (a lost block) ends every proof, and the plain block rule applies again.
+ */
+import { readFile } from 'node:fs/promises';
+import { Cl } from '@stacks/transactions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Devnet, startDevnet } from '../../src/devnet/index.js';
+import {
+  type JsonResponse,
+  type RunningGateway,
+  request,
+  startGateway,
+  testEnv,
+} from '../support/gateway.js';
+import { freePort } from '../support/process.js';
+import { metricValue, parseMetrics } from '../support/prom.js';
+import { callPublic, mine } from './helpers.js';
+
+let devnet: Devnet;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  const contractSource = async (contractId: string) =>
+    readFile(`contracts/${contractId.split('.')[1]}.clar`, 'utf8');
+  const observerPort = await freePort();
+  devnet = await startDevnet({ port: 0, eventObserverUrls: [`http://127.0.0.1:${observerPort}`] });
+  gw = await startGateway(
+    testEnv(devnet.url, {
+      EVENT_OBSERVER_PORT: String(observerPort),
+      EVENT_OBSERVER_NETWORK: 'testnet',
+      CHAIN_TIP_MAX_AGE_MS: '60000',
+    }),
+    { contractSource },
+  );
+}, 90_000);
+
+afterAll(async () => {
+  await gw?.close();
+  await devnet?.close();
+});
+
+const balance = (who: string): Promise<JsonResponse> =>
+  request(`${gw.url}/contract-calls/read-only/${devnet.deployer}/demo-token/get-balance`, {
+    body: { functionArgs: [{ type: 'principal', value: who }], cacheControl: { maxBlocks: 0 } },
+  });
+
+async function blockHandled(action: () => Promise<unknown>): Promise<void> {
+  const follower = gw.gateway.observer!.follower;
+  const before = follower.handled;
+  await action();
+  await follower.untilHandled(before + 1);
+}
+
+describe('entries kept current by the observer', () => {
+  it('stays a hit across blocks that did not touch it, and goes upstream after one that did', async () => {
+    const w3 = devnet.accounts.wallet_3;
+    await blockHandled(() => mine(devnet.url, 1));
+    const first = await balance(w3);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('cache-status')).toContain('fwd=');
+    const readAt = Number(first.headers.get('x-canonical-stacks-tip-height'));
+
+    // An empty block and a call on another contract: demo-token untouched.
+    await blockHandled(() => mine(devnet.url, 1));
+    await blockHandled(() =>
+      callPublic(devnet.url, {
+        sender: devnet.deployer,
+        contract: 'demo-nft',
+        function: 'mint',
+        arguments: [Cl.principal(devnet.accounts.wallet_2)],
+      }),
+    );
+    const kept = await balance(w3);
+    expect(kept.status).toBe(200);
+    expect(kept.headers.get('cache-status')).toContain('hit');
+    expect(kept.body.data).toEqual(first.body.data);
+    // Answered at the tip it is proven current at, not the height it was read at.
+    expect(Number(kept.headers.get('x-canonical-stacks-tip-height'))).toBe(devnet.tipHeight());
+    expect(devnet.tipHeight()).toBeGreaterThan(readAt);
+    const metrics = parseMetrics(await (await fetch(`${gw.url}/metrics`)).text());
+    expect(
+      metricValue(metrics, 'clarity_cache_observer_kept_current_total', { network: 'testnet' }),
+    ).toBeGreaterThan(0);
+
+    // A transfer to wallet_3 touches demo-token: the next read shows the change at once.
+    await blockHandled(() =>
+      callPublic(devnet.url, {
+        sender: devnet.deployer,
+        contract: 'demo-token',
+        function: 'transfer',
+        arguments: [Cl.uint(5), Cl.principal(devnet.deployer), Cl.principal(w3), Cl.none()],
+      }),
+    );
+    const changed = await balance(w3);
+    expect(changed.headers.get('cache-status')).not.toContain('hit');
+    expect(changed.body.data).not.toEqual(first.body.data);
+  });
+
+  it('falls back to the plain block rule after a lost block (an unusable payload)', async () => {
+    const w2 = devnet.accounts.wallet_2;
+    const first = await balance(w2);
+    expect(first.status).toBe(200);
+    // The node posts something the gateway cannot use: it may have been a block.
+    const res = await fetch(`http://${gw.gateway.observer!.address}/new_block`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"not":"a block"}',
+    });
+    expect(res.status).toBe(200);
+    await blockHandled(() => mine(devnet.url, 1));
+    const after = await balance(w2);
+    expect(after.headers.get('cache-status')).not.toContain('hit');
+  });
+});
