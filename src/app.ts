@@ -15,7 +15,7 @@ import type { EventObserver } from './chain/observer/start.js';
 import { StoreSharedTips } from './chain/shared-tips.js';
 import { ChainTracker } from './chain/tracker.js';
 import type { ContractSourcePort } from './clarity/analysis/index.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { explorerRoutes } from './explorer/plugin.js';
 import { Admission } from './http/admission/admission.js';
 import { loadApiKeys } from './http/admission/api-keys.js';

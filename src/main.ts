@@ -3,7 +3,8 @@
  * shutdown on SIGTERM and SIGINT (stop accepting, finish in-flight requests, close the store).
  */
 import { createGateway } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config/index.js';
+import { unknownVariableWarnings } from './config/unknown.js';
 import { redact, registerSecret } from './observability/redact.js';
 import { publicUrl, startupFacts } from './observability/startup-line.js';
 
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
   }
   registerConfigSecrets(config);
   const gateway = await createGateway(config);
+  // A misspelt variable does nothing: say so once, with the name it probably meant.
+  for (const warning of unknownVariableWarnings(process.env)) gateway.app.log.warn(warning);
   const { app } = gateway;
 
   let stopping = false;

@@ -15,7 +15,7 @@
  * the cached ABIs never meets one.
  */
 import { hash } from 'node:crypto';
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 
 export const ABI_PREFIX = 'abi:';
 export const READ_ONLY_PREFIX = 'ro:';

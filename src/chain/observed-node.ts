@@ -5,7 +5,7 @@
  * attempt loop: the upstream layer reports, the chain layer decides what it means (and the
  * loop stays free to pick among several upstreams, whose lag is their own business).
  */
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 import type {
   ContractInterfaceAnswer,
   NodeApi,

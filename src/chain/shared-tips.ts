@@ -7,7 +7,7 @@
  */
 import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
 import type { CacheStore } from '../cache/store.js';
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 import type { ChainTip } from './tips.js';
 
 export interface SharedTips {

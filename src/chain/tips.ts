@@ -10,7 +10,7 @@
  * stale window (extensions.md section 2: "the moment the gateway first learned of a tip that
  * broke the bound").
  */
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 
 export interface ChainTip {
   readonly height: number;

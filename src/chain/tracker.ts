@@ -17,7 +17,7 @@
  * - With Redis (SharedTips), what one instance learns is seen by the others, and the refresh
  *   is coalesced across instances.
  */
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 import type { NodeApi } from '../upstream/node-api.js';
 import { indexBlockHash } from './block-id.js';
 import type { SharedTips } from './shared-tips.js';

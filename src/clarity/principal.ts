@@ -15,7 +15,7 @@ import {
   StacksWireType,
   type StandardPrincipalCV,
 } from '@stacks/transactions';
-import type { Network } from '../config.js';
+import { type Network, networkOfVersion } from '../network.js';
 import { GatewayError } from '../errors.js';
 import { isValidContractName } from './rules.js';
 
@@ -33,12 +33,6 @@ export interface ContractAddressInfo extends DecodedAddress {
   readonly network: Network;
 }
 
-const VERSION_NETWORK: ReadonlyMap<number, Network> = new Map([
-  [22, 'mainnet'], // SP: single-sig
-  [20, 'mainnet'], // SM: multi-sig
-  [26, 'testnet'], // ST: single-sig
-  [21, 'testnet'], // SN: multi-sig
-]);
 
 // Longest plausible address: 'S' + version char + c32 of 24 bytes is 41 chars. Anything much
 // longer is rejected before spending hashing time on it.
@@ -50,10 +44,7 @@ const MEMO_LIMIT = 10_000;
 const encodeMemo = new Map<string, string>();
 const decodeMemo = new Map<string, DecodedAddress | string>();
 
-/** The network a c32 version byte belongs to, if it is one of the four Stacks versions. */
-export function networkOfVersion(version: number): Network | undefined {
-  return VERSION_NETWORK.get(version);
-}
+export { networkOfVersion };
 
 /** c32check-encode a version byte and hash160 (hex) as a Stacks address. */
 export function encodeAddress(version: number, hash160: string): string {

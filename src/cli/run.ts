@@ -6,6 +6,7 @@
  * 2 the command line itself is wrong (usage, a malformed literal, an argument that does not
  * fit the ABI), detected before the call is sent.
  */
+
 import {
   ArgumentTypeError,
   ClarityCacheError,
@@ -22,6 +23,8 @@ import {
   type SimpleValue,
   splitContractId,
 } from '../client/index.js';
+import { renderConfigHelp } from '../config/docs.js';
+import type { Network } from '../network.js';
 import { type ParsedArgs, parseArgs, UsageError } from './args.js';
 import { HELP } from './help.js';
 
@@ -57,6 +60,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return 2;
   }
   const [command, ...rest] = args.positional;
+  if (args.help && command === 'serve') {
+    // The gateway's whole configuration, from the one declaration of its variables.
+    io.stdout(`clarity-cache serve [--port N] [--host H]: start the gateway\n\n${renderConfigHelp()}\n`);
+    return 0;
+  }
   if (args.help || command === 'help') {
     io.stdout(HELP);
     return 0;
@@ -176,7 +184,7 @@ async function call(args: ParsedArgs, rest: readonly string[], io: CliIo): Promi
   const functionArgs = toArguments(abiAnswer.envelope.data, functionName, literals);
   const response = await gateway.raw.readOnly(contractId, functionName, functionArgs, {
     ...(args.sender === undefined ? {} : { senderAddress: args.sender }),
-    ...(args.network === undefined ? {} : { network: args.network as 'mainnet' | 'testnet' }),
+    ...(args.network === undefined ? {} : { network: args.network as Network }),
     ...(args.fresh ? { cacheControl: { bustCache: true } } : {}),
   });
   return print(response, args, io, (d) => d);

@@ -11,7 +11,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import pino from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { admissionOf } from './admission/hook.js';
 import { clientErrorHandler, frameworkErrors, refuseConnect } from './client-errors.js';
 import { splitContractId } from './contract-id-url.js';

@@ -6,7 +6,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
 import type { TipRefreshResult } from '../chain/tracker.js';
-import { NETWORKS, type Network } from '../config.js';
+import { NETWORKS, type Network } from '../config/index.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { KeyMetrics } from './key-metrics.js';

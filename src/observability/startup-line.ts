@@ -6,7 +6,7 @@
  * only its host, port and database.
  */
 import { resolve } from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 
 export interface StartupFacts {
   /** `id url` for each upstream, each network's in preference order. */

@@ -8,7 +8,7 @@
  * id, URL without credentials, state (`ok`, `open` for a broken circuit, `lagging`), the tip
  * height it reported, its recent latency. Never an API key, never a URL's user:password.
  */
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { AttemptOutcome } from '../upstream/outcomes.js';
 import type { UpstreamHealthState, UpstreamPool } from '../upstream/pool.js';

@@ -12,7 +12,7 @@
  */
 
 import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { budgetSettings } from '../upstream/budget/budget.js';
 import { RedisBreakerSync } from './breaker.js';
 import { RedisBudget } from './budget.js';

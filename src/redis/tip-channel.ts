@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 import { KEY_PREFIX, type Subscription, subscribe } from './connection.js';
 
 export interface AnnouncedTip {

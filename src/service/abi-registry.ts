@@ -10,7 +10,7 @@ import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
 import type { CacheOutcome, CacheResult, ReadThroughCache } from '../cache/read-through.js';
 import { isContractAbi } from '../clarity/abi-shape.js';
 import type { ContractAbi } from '../clarity/index.js';
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 import { GatewayError } from '../errors.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';

@@ -16,7 +16,7 @@
 import { okJson } from '../api/envelope.js';
 import { parseTip } from '../chain/block-id.js';
 import { parseContractAddress } from '../clarity/index.js';
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 import { GatewayError } from '../errors.js';
 import type { RequestContext } from '../upstream/node-api.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';

@@ -1,6 +1,6 @@
 /** Validation of the contract coordinates shared by the read-only and ABI endpoints. */
 import { isValidContractName, isValidFunctionName, parseContractAddress } from '../clarity/index.js';
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 import { GatewayError } from '../errors.js';
 
 export interface ContractRef {

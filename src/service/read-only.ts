@@ -17,7 +17,7 @@ import type { CachePolicy, LoadContext, LoadedValue, ReadThroughCache } from '..
 import type { EntryDependencies } from '../chain/block-ledger.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';

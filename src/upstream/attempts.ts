@@ -17,7 +17,7 @@
  *   the other exchange is aborted. A transient failure of one side waits for the other. A hedge
  *   is not a retry: it takes a token but does not count against UPSTREAM_RETRIES.
  */
-import type { Config, Network } from '../config.js';
+import type { Config, Network } from '../config/index.js';
 import type { RequestContext } from './node-api.js';
 import {
   type AttemptOutcome,

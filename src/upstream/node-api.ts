@@ -9,7 +9,7 @@
  * keeps its value under a named field (`result`, `abi`, `info`) rather than a generic
  * `value`, so call sites read as what they hold.
  */
-import type { Network } from '../config.js';
+import type { Network } from '../network.js';
 
 /** Where an answer came from. */
 export interface AnswerMeta {

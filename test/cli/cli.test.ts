@@ -7,7 +7,7 @@ import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/app.js';
 import { run } from '../../src/cli/run.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 import { hex, INFO_VALUE, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
 import { type RunningGateway, testEnv } from '../support/gateway.js';

@@ -75,4 +75,22 @@ describe('start-up warnings', () => {
     expect(svc.output()).not.toContain(KEPT);
     expect(svc.output()).not.toContain('did not answer');
   });
+
+  it('names a misspelt variable once, with the one it probably meant', async () => {
+    const node = await startFakeNode();
+    running.push(node);
+    const svc = await startService({
+      CACHE_STORE: 'memory',
+      LOG_LEVEL: 'info',
+      STACKS_API_URL_MAINNET: node.url,
+      STACKS_API_URL_TESTNET: node.url,
+      CACHE_MAX_BLOCKS: '3',
+      CACHE_TTL_SECOND: '30',
+    });
+    running.push(svc);
+    await printed(svc, 'CACHE_TTL_SECOND');
+    const out = svc.output();
+    expect(out).toContain('unknown configuration variable CACHE_TTL_SECOND is ignored; did you mean');
+    expect(out.split('CACHE_TTL_SECOND').length - 1).toBe(1);
+  });
 });

@@ -5,7 +5,7 @@
  * short.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Network } from '../../src/config.js';
+import type { Network } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
 import type { AttemptEvent } from '../../src/upstream/attempts.js';
 import type { Budget } from '../../src/upstream/budget/budget.js';

@@ -3,7 +3,7 @@
  * configuration, and offers a small JSON client over real HTTP.
  */
 import { createGateway, type Gateway, type GatewayDeps } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 
 export interface RunningGateway {
   readonly url: string;

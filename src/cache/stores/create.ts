@@ -10,7 +10,7 @@
  * (MEMORY_STORE_ENTRY_FACTOR) and a larger byte budget (MEMORY_STORE_MAX_BYTES): it is the
  * whole cache, but still bounded.
  */
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type { CacheStore } from '../store.js';
 import { MemoryStore } from './memory.js';
 // ioredis is loaded only for CACHE_STORE=redis (start-up time of the other modes).

@@ -1,6 +1,6 @@
 /** The gateway's event observer from its configuration: off unless EVENT_OBSERVER_PORT is set. */
 import type { ContractSourcePort } from '../../clarity/analysis/index.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { nodeContractSource } from './node-source.js';
 import { type EventObserver, type EventObserverOptions, startEventObserver } from './start.js';
 

@@ -6,7 +6,7 @@
  * block would. Payloads are handled one at a time, in the order they arrived.
  */
 import type { DependencyAnalyzer } from '../../clarity/analysis/index.js';
-import type { Network } from '../../config.js';
+import type { Network } from '../../network.js';
 import type { AppendOutcome, BlockLedger, Touched } from '../block-ledger.js';
 import { firstError, newBlockCheck, newBurnBlockCheck, normalizeHash } from './schemas.js';
 import { blockEffects } from './touched.js';

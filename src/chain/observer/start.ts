@@ -5,7 +5,7 @@
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type ContractSourcePort, DependencyAnalyzer } from '../../clarity/analysis/index.js';
-import type { Config, Network } from '../../config.js';
+import type { Config, Network } from '../../config/index.js';
 import type { ObserverMetrics } from '../../observability/observer-metrics.js';
 import type { RedisTipChannel } from '../../redis/tip-channel.js';
 import { BlockLedger, type EntryDependencies } from '../block-ledger.js';

@@ -9,7 +9,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../../config-error.js';
+import { ConfigError } from '../../config/error.js';
 
 export interface ApiKey {
   /** The key's name: what logs, metrics and admin routes show (never the key). */

@@ -7,7 +7,7 @@ import { ErrorEnvelope, successEnvelope } from '../../api/schemas.js';
 import type { CacheStore } from '../../cache/store.js';
 import { probeStore } from '../../cache/stores/health.js';
 import type { EventObserverStatus } from '../../chain/observer/start.js';
-import { NETWORKS } from '../../config.js';
+import { NETWORKS } from '../../config/index.js';
 import { GatewayError } from '../../errors.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { UpstreamHealth } from '../../observability/upstream-health.js';

@@ -6,7 +6,7 @@ import { MemoryStore } from '../../../src/cache/stores/memory.js';
 import { RedisStore } from '../../../src/cache/stores/redis.js';
 import { SqliteStore } from '../../../src/cache/stores/sqlite.js';
 import { TieredStore } from '../../../src/cache/stores/tiered.js';
-import type { Config } from '../../../src/config.js';
+import type { Config } from '../../../src/config/index.js';
 import { startRedis } from '../../support/redis-server.js';
 import { runStoreContract } from './store-contract.js';
 import { tmpDir } from './tmp-dir.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/config.js';
+import { ConfigError, loadConfig } from '../../../src/config/index.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-defs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,15 +5,16 @@
  */
 
 import path from 'node:path';
-import { ConfigError } from './config-error.js';
-import { redact } from './observability/redact.js';
-import { loadUpstreamDefinitions, type UpstreamDefinition } from './upstream/definitions.js';
+import { NETWORKS, type Network } from '../network.js';
+import { redact } from '../observability/redact.js';
+import { loadUpstreamDefinitions, type UpstreamDefinition } from '../upstream/definitions.js';
+import { ConfigError } from './error.js';
+import { declared } from './variables.js';
 
-export { ConfigError } from './config-error.js';
-export type { UpstreamDefinition } from './upstream/definitions.js';
-
-export type Network = 'mainnet' | 'testnet';
-export const NETWORKS: readonly Network[] = ['mainnet', 'testnet'];
+export type { Network } from '../network.js';
+export { NETWORKS } from '../network.js';
+export type { UpstreamDefinition } from '../upstream/definitions.js';
+export { ConfigError } from './error.js';
 export type CacheStoreKind = 'sqlite' | 'memory' | 'redis';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -107,6 +108,34 @@ const MIB = 1024 * 1024;
 /** Longest stale window or retention accepted (seconds): ten years, as the longest ttl. */
 const MAX_WINDOW_S = 315_360_000;
 
+/** An integer variable, its default and bounds from the table (undefined: unset and optional). */
+function intVar(env: Env, name: string): number {
+  const v = declared(name);
+  if (v.kind.type !== 'int') throw new Error(`${name} is not declared as an integer`);
+  return int(env, name, Number(v.default ?? 0), v.kind.min, v.kind.max);
+}
+
+/** An optional integer variable: undefined when unset. */
+function optionalIntVar(env: Env, name: string): number | undefined {
+  return optional(env, name) === undefined && declared(name).default === undefined
+    ? undefined
+    : intVar(env, name);
+}
+
+function strVar(env: Env, name: string): string {
+  return str(env, name, declared(name).default ?? '');
+}
+
+function boolVar(env: Env, name: string): boolean {
+  return bool(env, name, declared(name).default === 'true');
+}
+
+function oneOfVar<T extends string>(env: Env, name: string): T {
+  const v = declared(name);
+  if (v.kind.type !== 'oneOf') throw new Error(`${name} is not declared as a choice`);
+  return oneOf<T>(env, name, (v.default ?? v.kind.values[0]) as T, v.kind.values as readonly T[]);
+}
+
 function str(env: Env, name: string, fallback: string): string {
   const v = env[name];
   return v === undefined || v.trim() === '' ? fallback : v.trim();
@@ -156,7 +185,7 @@ function hops(env: Env, name: string): number {
 /** API keys and the anonymous quota (docs/access-control.md). */
 function access(env: Env): Pick<Config, 'apiKeysFile' | 'apiKeysRequired' | 'anonymousRequestsPerMinute'> {
   const apiKeysFile = optional(env, 'API_KEYS_FILE');
-  const apiKeysRequired = bool(env, 'API_KEYS_REQUIRED', false);
+  const apiKeysRequired = boolVar(env, 'API_KEYS_REQUIRED');
   if (apiKeysRequired && apiKeysFile === undefined)
     throw new ConfigError(
       'API_KEYS_REQUIRED',
@@ -167,7 +196,7 @@ function access(env: Env): Pick<Config, 'apiKeysFile' | 'apiKeysRequired' | 'ano
     apiKeysFile: apiKeysFile === undefined ? undefined : path.resolve(apiKeysFile),
     apiKeysRequired,
     anonymousRequestsPerMinute:
-      anonymous === undefined ? undefined : int(env, 'ANONYMOUS_REQUESTS_PER_MINUTE', 0, 1, 1_000_000),
+      anonymous === undefined ? undefined : optionalIntVar(env, 'ANONYMOUS_REQUESTS_PER_MINUTE'),
   };
 }
 
@@ -204,10 +233,7 @@ function eventObserver(
   Config,
   'eventObserverPort' | 'eventObserverHost' | 'eventObserverNetwork' | 'eventObserverBodyLimitMb'
 > {
-  const port =
-    optional(env, 'EVENT_OBSERVER_PORT') === undefined
-      ? undefined
-      : int(env, 'EVENT_OBSERVER_PORT', 0, 0, 65535);
+  const port = optionalIntVar(env, 'EVENT_OBSERVER_PORT');
   const rawNetwork = optional(env, 'EVENT_OBSERVER_NETWORK');
   const network =
     rawNetwork === undefined ? undefined : oneOf<Network>(env, 'EVENT_OBSERVER_NETWORK', 'mainnet', NETWORKS);
@@ -219,14 +245,14 @@ function eventObserver(
   }
   return {
     eventObserverPort: port,
-    eventObserverHost: str(env, 'EVENT_OBSERVER_HOST', '127.0.0.1'),
+    eventObserverHost: strVar(env, 'EVENT_OBSERVER_HOST'),
     eventObserverNetwork: network,
-    eventObserverBodyLimitMb: int(env, 'EVENT_OBSERVER_BODY_LIMIT_MB', 500, 1, 4096),
+    eventObserverBodyLimitMb: intVar(env, 'EVENT_OBSERVER_BODY_LIMIT_MB'),
   };
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const cacheStore = oneOf<CacheStoreKind>(env, 'CACHE_STORE', 'sqlite', ['sqlite', 'memory', 'redis']);
+  const cacheStore = oneOfVar<CacheStoreKind>(env, 'CACHE_STORE');
   const redisUrl = optional(env, 'REDIS_URL');
   if (cacheStore === 'redis') {
     if (redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required when CACHE_STORE=redis');
@@ -234,64 +260,55 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL, got "${redact(redisUrl)}"`);
   }
   const stacksApiKey = optional(env, 'STACKS_API_KEY');
-  const upstreamRateLimitPerMinute = int(env, 'UPSTREAM_RATE_LIMIT_PER_MINUTE', 20, 1);
+  const upstreamRateLimitPerMinute = intVar(env, 'UPSTREAM_RATE_LIMIT_PER_MINUTE');
   const upstreams = loadUpstreamDefinitions(env, {
     apiKey: stacksApiKey,
     rateLimitPerMinute: upstreamRateLimitPerMinute,
   }).map((u) => Object.freeze(u));
   const firstUrl = (network: Network): string => upstreams.find((u) => u.network === network)!.url;
-  const hedge = int(env, 'UPSTREAM_HEDGE_MS', 0, 0);
+  const hedge = intVar(env, 'UPSTREAM_HEDGE_MS');
   const config: Config = {
-    port: int(env, 'PORT', 3000, 0, 65535),
-    host: str(env, 'HOST', '0.0.0.0'),
+    port: intVar(env, 'PORT'),
+    host: strVar(env, 'HOST'),
     upstreamUrls: Object.freeze({ mainnet: firstUrl('mainnet'), testnet: firstUrl('testnet') }),
     upstreams: Object.freeze(upstreams),
     stacksApiKey,
     cacheStore,
-    dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
+    dataDir: path.resolve(strVar(env, 'DATA_DIR')),
     redisUrl,
-    upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 5000, 1),
-    upstreamRetries: int(env, 'UPSTREAM_RETRIES', 3, 0, 10),
-    upstreamRetryBaseMs: int(env, 'UPSTREAM_RETRY_BASE_MS', 500, 0),
-    upstreamRetryAfterCapMs: int(env, 'UPSTREAM_RETRY_AFTER_CAP_MS', 10_000, 0),
+    upstreamTimeoutMs: intVar(env, 'UPSTREAM_TIMEOUT_MS'),
+    upstreamRetries: intVar(env, 'UPSTREAM_RETRIES'),
+    upstreamRetryBaseMs: intVar(env, 'UPSTREAM_RETRY_BASE_MS'),
+    upstreamRetryAfterCapMs: intVar(env, 'UPSTREAM_RETRY_AFTER_CAP_MS'),
     upstreamRateLimitPerMinute,
-    upstreamQueueTimeoutMs: int(env, 'UPSTREAM_QUEUE_TIMEOUT_MS', 10_000, 0),
-    upstreamBreakerFailures: int(env, 'UPSTREAM_BREAKER_FAILURES', 5, 1),
-    upstreamBreakerCooldownMs: int(env, 'UPSTREAM_BREAKER_COOLDOWN_MS', 30_000, 1),
+    upstreamQueueTimeoutMs: intVar(env, 'UPSTREAM_QUEUE_TIMEOUT_MS'),
+    upstreamBreakerFailures: intVar(env, 'UPSTREAM_BREAKER_FAILURES'),
+    upstreamBreakerCooldownMs: intVar(env, 'UPSTREAM_BREAKER_COOLDOWN_MS'),
     upstreamHedgeMs: hedge === 0 ? undefined : hedge,
-    upstreamMaxLagBlocks: int(env, 'UPSTREAM_MAX_LAG_BLOCKS', 2, 0),
-    upstreamMaxWaitingPerClient: int(env, 'UPSTREAM_MAX_WAITING_PER_CLIENT', 16, 0),
+    upstreamMaxLagBlocks: intVar(env, 'UPSTREAM_MAX_LAG_BLOCKS'),
+    upstreamMaxWaitingPerClient: intVar(env, 'UPSTREAM_MAX_WAITING_PER_CLIENT'),
     trustProxy: hops(env, 'TRUST_PROXY'),
     ...access(env),
-    hotCacheMaxEntries: int(env, 'HOT_CACHE_MAX_ENTRIES', 10_000, 1),
+    hotCacheMaxEntries: intVar(env, 'HOT_CACHE_MAX_ENTRIES'),
     // Defaults keep RSS under the benchmark's 256 MiB bound with 1M entries in SQLite.
-    hotCacheMaxBytes: int(env, 'HOT_CACHE_MAX_BYTES', 32 * MIB, 1 * MIB),
-    abiMemoMaxBytes: int(env, 'ABI_MEMO_MAX_BYTES', 16 * MIB, 1 * MIB),
+    hotCacheMaxBytes: intVar(env, 'HOT_CACHE_MAX_BYTES'),
+    abiMemoMaxBytes: intVar(env, 'ABI_MEMO_MAX_BYTES'),
     // A day at most: a contract deployed after its 404 must not stay unknown for long.
-    cacheNegativeTtlS: int(env, 'CACHE_NEGATIVE_TTL_S', 30, 0, 86_400),
-    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
-    logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', [
-      'fatal',
-      'error',
-      'warn',
-      'info',
-      'debug',
-      'trace',
-      'silent',
-    ]),
+    cacheNegativeTtlS: intVar(env, 'CACHE_NEGATIVE_TTL_S'),
+    bodyLimitBytes: intVar(env, 'BODY_LIMIT_BYTES'),
+    logLevel: oneOfVar<LogLevel>(env, 'LOG_LEVEL'),
     adminToken: optional(env, 'ADMIN_TOKEN'),
-    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
+    shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
-    httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1),
-    httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1),
-    httpMaxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 10_000, 1),
-    chainTipMaxAgeMs: int(env, 'CHAIN_TIP_MAX_AGE_MS', 5000, 0),
-    cacheMaxBlocks:
-      optional(env, 'CACHE_MAX_BLOCKS') === undefined ? undefined : int(env, 'CACHE_MAX_BLOCKS', 0, 0),
-    cacheStaleWhileRevalidateS: int(env, 'CACHE_STALE_WHILE_REVALIDATE_S', 0, 0, MAX_WINDOW_S),
-    cacheStaleIfErrorS: int(env, 'CACHE_STALE_IF_ERROR_S', 0, 0, MAX_WINDOW_S),
-    cacheStaleMaxS: int(env, 'CACHE_STALE_MAX_S', 86_400, 0, MAX_WINDOW_S),
-    batchMaxCalls: int(env, 'BATCH_MAX_CALLS', 100, 1, 10_000),
+    httpHeadersTimeoutMs: intVar(env, 'HTTP_HEADERS_TIMEOUT_MS'),
+    httpRequestTimeoutMs: intVar(env, 'HTTP_REQUEST_TIMEOUT_MS'),
+    httpMaxConnections: intVar(env, 'HTTP_MAX_CONNECTIONS'),
+    chainTipMaxAgeMs: intVar(env, 'CHAIN_TIP_MAX_AGE_MS'),
+    cacheMaxBlocks: optionalIntVar(env, 'CACHE_MAX_BLOCKS'),
+    cacheStaleWhileRevalidateS: intVar(env, 'CACHE_STALE_WHILE_REVALIDATE_S'),
+    cacheStaleIfErrorS: intVar(env, 'CACHE_STALE_IF_ERROR_S'),
+    cacheStaleMaxS: intVar(env, 'CACHE_STALE_MAX_S'),
+    batchMaxCalls: intVar(env, 'BATCH_MAX_CALLS'),
     ...eventObserver(env),
   };
   // Node refuses a headers timeout longer than the request timeout: say so by name instead.
