@@ -15,8 +15,8 @@ import {
   StacksWireType,
   type StandardPrincipalCV,
 } from '@stacks/transactions';
-import { type Network, networkOfVersion } from '../network.js';
 import { GatewayError } from '../errors.js';
+import { type Network, networkOfVersion } from '../network.js';
 import { isValidContractName } from './rules.js';
 
 export { isValidClarityName, isValidContractName, isValidFunctionName } from './rules.js';
@@ -32,7 +32,6 @@ export interface ContractAddressInfo extends DecodedAddress {
   readonly address: string;
   readonly network: Network;
 }
-
 
 // Longest plausible address: 'S' + version char + c32 of 24 bytes is 41 chars. Anything much
 // longer is rejected before spending hashing time on it.

@@ -104,10 +104,6 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
-const MIB = 1024 * 1024;
-/** Longest stale window or retention accepted (seconds): ten years, as the longest ttl. */
-const MAX_WINDOW_S = 315_360_000;
-
 /** An integer variable, its default and bounds from the table (undefined: unset and optional). */
 function intVar(env: Env, name: string): number {
   const v = declared(name);

@@ -16,8 +16,8 @@
 import { okJson } from '../api/envelope.js';
 import { parseTip } from '../chain/block-id.js';
 import { parseContractAddress } from '../clarity/index.js';
-import type { Network } from '../network.js';
 import { GatewayError } from '../errors.js';
+import type { Network } from '../network.js';
 import type { RequestContext } from '../upstream/node-api.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
 import type { ReadOnlyRequest, ReadOnlyService } from './read-only.js';

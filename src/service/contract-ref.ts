@@ -1,7 +1,7 @@
 /** Validation of the contract coordinates shared by the read-only and ABI endpoints. */
 import { isValidContractName, isValidFunctionName, parseContractAddress } from '../clarity/index.js';
-import type { Network } from '../network.js';
 import { GatewayError } from '../errors.js';
+import type { Network } from '../network.js';
 
 export interface ContractRef {
   readonly network: Network;

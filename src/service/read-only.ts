@@ -17,8 +17,8 @@ import type { CachePolicy, LoadContext, LoadedValue, ReadThroughCache } from '..
 import type { EntryDependencies } from '../chain/block-ledger.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
-import type { Network } from '../network.js';
 import { GatewayError, isGatewayError } from '../errors.js';
+import type { Network } from '../network.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
 import { JSON_CONTENT_TYPE, type LaneReuse, type RenderedAnswer } from './answer.js';

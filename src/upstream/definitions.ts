@@ -20,8 +20,8 @@
  */
 
 import { readFileSync } from 'node:fs';
-import type { Network } from '../network.js';
 import { ConfigError } from '../config/error.js';
+import type { Network } from '../network.js';
 import { redact } from '../observability/redact.js';
 
 export interface UpstreamDefinition {

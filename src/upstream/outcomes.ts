@@ -17,8 +17,9 @@
  * Retried: timeouts, connection errors, 5xx and 429 (decisions.md). Everything else is final.
  * Every error message names the network and the upstream method and path.
  */
-import type { Network } from '../network.js';
+
 import { GatewayError } from '../errors.js';
+import type { Network } from '../network.js';
 import { parseRetryAfterMs, toRetryAfterSeconds } from './retry.js';
 import { ABORTED, CLIENT_CLOSED, type HttpResponse, type RawResult } from './transport.js';
 

@@ -23,8 +23,9 @@
  * have at most UPSTREAM_MAX_WAITING_PER_CLIENT waiters; beyond that, and when the turn would
  * come later than UPSTREAM_QUEUE_TIMEOUT_MS, RATE_LIMIT_EXCEEDED at once.
  */
-import type { Network } from '../network.js';
+
 import { GatewayError } from '../errors.js';
+import type { Network } from '../network.js';
 import { type BreakerSync, CircuitBreaker } from './breaker.js';
 import type { Budget } from './budget/budget.js';
 import { budgetExhaustedError } from './budget/budget.js';
