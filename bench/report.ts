@@ -317,7 +317,7 @@ export function rows(run: RunRecord): Row[] {
 
 type Hits = NonNullable<RunRecord['results']['hits']>;
 
-/** maxBlocks hit, node-compatible hit and batch (extensions.md sections 2, 5, 4), or n/a rows. */
+/** maxBlocks hit, node-compatible hit and batch (docs/freshness.md, docs/node-routes.md, docs/batch.md), or n/a rows. */
 function featureRows(hits: Hits): Row[] {
   const scenario = '1b. hits of the newer routes, 64 connections';
   const plain = hits.readOnly.gateway;
@@ -447,9 +447,9 @@ function featureText(hits: Hits): string[] {
     .map(([n]) => n);
   return [
     '**1b. Hits of the newer routes** (measured only when a probe shows the route answers, else',
-    '"n/a (route absent)"): the read-only hit with `"cacheControl":{"maxBlocks":1000}` (extensions.md',
-    'section 2; the probe checks its second answer is a hit), `POST /v2/contracts/call-read/…/get-info` with the',
-    "node's body `{sender, arguments: []}` (section 5), and `POST /contract-calls/batch` with 20 distinct `get-entry`",
+    '"n/a (route absent)"): the read-only hit with `"cacheControl":{"maxBlocks":1000}` (docs/freshness.md;',
+    'the probe checks its second answer is a hit), `POST /v2/contracts/call-read/…/get-info` with the',
+    "node's body `{sender, arguments: []}` (docs/node-routes.md), and `POST /contract-calls/batch` with 20 distinct `get-entry`",
     'calls cached beforehand through the single endpoint (section 4; the probe checks every item is a hit). They',
     'run in the same rounds as the plain hit, alternating with it and with the bare reference answering the same',
     'bytes. Batch against singles: one keep-alive connection (`wrk -c1`), batches of 20 against the same 20 calls',

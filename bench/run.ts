@@ -264,7 +264,7 @@ function httpRequestWithHeaders(
 
 const isHit = (cacheStatus: string): boolean => /(^|;)\s*hit\b/.test(cacheStatus);
 
-/** Section 2 of extensions.md (issue 11): a block bound the cached entry meets. */
+/** docs/freshness.md: a block bound the cached entry meets. */
 const MAX_BLOCKS_BODY = '{"functionArgs":[],"cacheControl":{"maxBlocks":1000}}';
 /** Section 5: the node's own route and body shape. */
 const NODE_PATH = `/v2/contracts/call-read/${MAINNET_ADDR}/${CONTRACT}/get-info`;

@@ -1,6 +1,6 @@
 /**
  * Measures how long one cache write blocks the event loop while another connection holds a
- * write lock on the SQLite file (issue 12, defect 2): a second connection runs
+ * write lock on the SQLite file: a second connection runs
  * BEGIN EXCLUSIVE, then the store writes N times; the event-loop delay histogram and the wall
  * time of each write are printed. Run: `node --import tsx bench/sqlite-lock-block.ts`.
  */

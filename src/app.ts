@@ -136,7 +136,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     metrics.upstreamAttempt(event);
     upstreamHealth.record(event);
   };
-  // The upstreams of both networks (extensions.md section 3): selection, failover, breakers,
+  // The upstreams of both networks (docs/upstreams.md): selection, failover, breakers,
   // hedging, lag and the fair queue for budget tokens all live in the pool and the attempt loop.
   if (deps.node === undefined) {
     pool = createPool(config, rawBudgets, {
@@ -298,8 +298,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       // Upstream first: requests waiting for a budget token (in the pool's fair queue or a
       // budget) or in a retry's backoff are answered SERVICE_UNAVAILABLE 503 now and no retry
       // starts, so that app.close() below drains answered requests instead of waiting on the
-      // upstream until the grace period kills the process with their sockets still open
-      // (issue 12, defect 9).
+      // upstream until the grace period kills the process with their sockets still open.
       rawNode.drain?.();
       upstreamPool?.close();
       for (const b of Object.values(rawBudgets)) b.close();

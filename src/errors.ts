@@ -50,7 +50,7 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
-/** Codes a client may retry (interface.md, "Retryable conditions for clients"). */
+/** Codes a client may retry (docs/api.md). */
 export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set([
   'UPSTREAM_API_ERROR',
   'TIMEOUT',

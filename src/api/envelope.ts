@@ -1,4 +1,4 @@
-/** The response envelope every endpoint answers in (interface.md, "Response envelope"). */
+/** The response envelope every endpoint answers in (docs/api.md). */
 import type { ErrorCode, ErrorDetails } from '../errors.js';
 
 export interface ErrorRecord {

@@ -134,7 +134,7 @@ export const KnownContractsQuery = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 512, description: 'the nextCursor of the previous page' })),
 });
 
-// --- batch (extensions.md, section 4) ----------------------------------------------------------
+// --- batch (docs/batch.md) ----------------------------------------------------------
 
 const BATCH_CALL_EXAMPLE = {
   contractAddress: EXAMPLE_CONTRACT_ID,
@@ -208,7 +208,7 @@ export const BatchData = Type.Object({
   ),
 });
 
-// --- node-compatible endpoints (extensions.md, section 5) --------------------------------------
+// --- node-compatible endpoints (docs/node-routes.md) --------------------------------------
 
 export const NodeCallReadParams = Type.Object({
   address: ContractAddress,

@@ -3,7 +3,7 @@
  * be served only under a stale-serving rule) or expired (as good as absent).
  *
  * An entry is fresh until its ttl ends (staleAt), stale while it is kept after that, and
- * expired after expiresAt. The block bound (cacheControl.maxBlocks, extensions.md section 2)
+ * expired after expiresAt. The block bound (cacheControl.maxBlocks, docs/freshness.md)
  * is a requirement of the reading request, judged against the entry's tipHeight and the
  * gateway's current tip (src/chain/); the read-through cache passes both.
  */

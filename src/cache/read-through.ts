@@ -7,7 +7,7 @@
  * It is also the one door to the cache for everybody else (listing, invalidation, stats), so
  * that no caller reaches around it to the store.
  *
- * Serving stale (extensions.md section 2, RFC 5861): an entry that is no longer fresh for a
+ * Serving stale (docs/freshness.md, RFC 5861): an entry that is no longer fresh for a
  * request (its ttl ended, or the chain moved past the request's block bound) but is still held
  * may be answered under the request's windows, which count from the moment it stopped being
  * fresh: stale-while-revalidate answers it at once and starts one background refresh (shared

@@ -1,5 +1,5 @@
 /**
- * Block identities as the gateway names them (extensions.md, sections 1 and 2): the index
+ * Block identities as the gateway names them (docs/freshness.md): the index
  * block hash (a StacksBlockId) that `?tip=` takes, computed from /v2/info, and the strict
  * parsing of a request's `tip` field.
  */

@@ -1,7 +1,7 @@
 /**
  * Block freshness: how many blocks the chain has moved since an entry was read, and whether
- * that fits a request's bound (cacheControl.maxBlocks / CACHE_MAX_BLOCKS, extensions.md
- * section 2). Kept apart from the cache so the rule reads in one place; cache/policy.ts
+ * that fits a request's bound (cacheControl.maxBlocks / CACHE_MAX_BLOCKS,
+ * docs/freshness.md). Kept apart from the cache so the rule reads in one place; cache/policy.ts
  * applies it to entries.
  */
 

@@ -1,13 +1,13 @@
 /**
  * What the gateway knows of each network's chain tip: height, index block hash when known,
- * and when it learned it (extensions.md, section 1). Knowledge only moves forward: a lower
+ * and when it learned it (docs/freshness.md). Knowledge only moves forward: a lower
  * height (a lagging upstream) never replaces a higher one, so every reader sees a tip that
  * never goes back.
  *
  * Upstream answers feed learn() (the X-Canonical-Stacks-Tip-Height header, GET /v2/info, or
  * another instance's knowledge through Redis), through ChainTracker (tracker.ts); the cache's
  * freshness policy reads the height for block bounds, and firstLearnedAt() for the start of a
- * stale window (extensions.md section 2: "the moment the gateway first learned of a tip that
+ * stale window (docs/freshness.md: "the moment the gateway first learned of a tip that
  * broke the bound").
  */
 import type { Network } from '../network.js';

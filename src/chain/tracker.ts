@@ -1,6 +1,6 @@
 /**
- * The gateway's knowledge of each network's chain tip, kept current on demand (extensions.md
- * section 1): what every successful upstream answer reports (observe), and, when a request
+ * The gateway's knowledge of each network's chain tip, kept current on demand
+ * (docs/freshness.md): what every successful upstream answer reports (observe), and, when a request
  * needs fresher knowledge than CHAIN_TIP_MAX_AGE_MS, one GET /v2/info per network shared by
  * every concurrent request (coalesced; it takes a budget token like any upstream request).
  *

@@ -1,8 +1,8 @@
 /**
  * The shape an ABI document must have before the gateway caches or uses it. The node is
  * trusted for what a contract means, not for the well-formedness of what it sends: one
- * `functions: [null]` cached forever would make every later call to that contract crash
- * (issue 12, defect 7). Only what the gateway reads is checked strictly (functions, their
+ * `functions: [null]` cached forever would make every later call to that contract crash.
+ * Only what the gateway reads is checked strictly (functions, their
  * access, arguments and types); other sections need only be arrays when present. Type names
  * this gateway does not know are accepted (a newer Clarity): the argument check lets the
  * node judge them.

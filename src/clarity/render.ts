@@ -1,5 +1,5 @@
 /**
- * ClarityValue -> plain JSON, by the rules of decisions.md ("Decoding").
+ * ClarityValue -> plain JSON, by the rules of docs/api.md.
  *
  * This runs on every cache hit (the cache holds the node's raw hex; options apply per
  * request), so it is one switch per value with no per-call closures. Values reaching it come

@@ -44,13 +44,13 @@ export interface KnownContractsOptions {
 export interface DecodeResult {
   /** The value exactly as submitted. */
   readonly original: unknown;
-  /** Its plain JSON form (interface.md, "Decoding rules"). */
+  /** Its plain JSON form (docs/api.md). */
   readonly decoded: unknown;
 }
 
 export type KnownContracts = Static<typeof KnownContractsData>;
 
-/** The deployed contract's ABI document (interface.md, "Contract ABI document"). */
+/** The deployed contract's ABI document (docs/api.md). */
 export interface ContractAbi {
   readonly functions: ReadonlyArray<{
     readonly name: string;
@@ -78,7 +78,7 @@ export type ErrorRecord = Static<typeof ErrorEnvelope>['error'];
 export type Envelope<T> = { readonly success: true; readonly data: T } | Static<typeof ErrorEnvelope>;
 
 /**
- * One call of a batch (extensions.md section 4): the read-only body plus where to call, and
+ * One call of a batch (docs/batch.md): the read-only body plus where to call, and
  * optionally its own `tip`. `contractAddress` may carry `addr.name`, leaving out `contractName`.
  */
 export type BatchCall = Omit<Static<typeof ReadOnlyBody>, 'functionArgs'> & {
@@ -109,7 +109,7 @@ export interface BatchResult {
   readonly tip?: { readonly height: number; readonly indexBlockHash: string };
 }
 
-/** What the answer's headers say about the cache (interface.md / decisions.md headers). */
+/** What the answer's headers say about the cache (docs/api.md, docs/freshness.md). */
 export interface AnswerMeta {
   /** `Cache-Status` (RFC 9211), e.g. `clarity-cache; hit`. */
   readonly cacheStatus: string | undefined;

@@ -1,6 +1,6 @@
 /**
  * Environment -> frozen, validated configuration. Every limit of the interface is a default
- * here (decisions.md, "Configuration"); an invalid value stops start-up with one line naming
+ * here (docs/api.md); an invalid value stops start-up with one line naming
  * the variable.
  */
 
@@ -23,7 +23,7 @@ export interface Config {
   readonly host: string;
   /** Each network's first (preferred) upstream URL. */
   readonly upstreamUrls: Readonly<Record<Network, string>>;
-  /** Every upstream of both networks, each network's in preference order (extensions.md section 3). */
+  /** Every upstream of both networks, each network's in preference order (docs/upstreams.md). */
   readonly upstreams: readonly UpstreamDefinition[];
   readonly stacksApiKey: string | undefined;
   readonly cacheStore: CacheStoreKind;
@@ -65,7 +65,7 @@ export interface Config {
   readonly abiMemoMaxBytes: number;
   /** Seconds an upstream "no such contract" for an ABI is remembered; 0 = not remembered. */
   readonly cacheNegativeTtlS: number;
-  /** Request body limit in bytes (decisions.md: 1 MiB). */
+  /** Request body limit in bytes (docs/api.md: 1 MiB). */
   readonly bodyLimitBytes: number;
   readonly logLevel: LogLevel;
   /** Admin API bearer token; the admin routes exist only when it is set. */
@@ -82,7 +82,7 @@ export interface Config {
   readonly httpRequestTimeoutMs: number;
   /** Most client connections held open at once; beyond it new connections are dropped. */
   readonly httpMaxConnections: number;
-  /** Oldest tip knowledge a tip-dependent answer may use (extensions.md section 1). */
+  /** Oldest tip knowledge a tip-dependent answer may use (docs/freshness.md). */
   readonly chainTipMaxAgeMs: number;
   /** Block bound of requests that send no cacheControl.maxBlocks; undefined = none (the default). */
   readonly cacheMaxBlocks: number | undefined;
@@ -92,7 +92,7 @@ export interface Config {
   readonly cacheStaleIfErrorS: number;
   /** How long an entry is kept past its freshness for stale answers, seconds; caps the windows. */
   readonly cacheStaleMaxS: number;
-  /** Most calls one POST /contract-calls/batch may hold (extensions.md, section 4). */
+  /** Most calls one POST /contract-calls/batch may hold (docs/batch.md). */
   readonly batchMaxCalls: number;
   /** Port of the event observer listener (docs/events.md); undefined = off. */
   readonly eventObserverPort: number | undefined;

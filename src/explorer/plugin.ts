@@ -1,5 +1,5 @@
 /**
- * GET /explorer: the explorer page (extensions.md section 8), with its assets under
+ * GET /explorer: the explorer page (docs/explorer.md), with its assets under
  * /explorer/assets/. Everything is served from this gateway (no CDN; works offline), and the
  * Content-Security-Policy lets the page reach nothing but this origin.
  *

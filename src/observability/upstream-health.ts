@@ -4,7 +4,7 @@
  * before any attempt. Only transport-level failures count against the node: an okay:false
  * or a 404 is the node answering correctly.
  *
- * With the pool (extensions.md section 3), each network's entry also lists its upstreams:
+ * With the pool (docs/upstreams.md), each network's entry also lists its upstreams:
  * id, URL without credentials, state (`ok`, `open` for a broken circuit, `lagging`), the tip
  * height it reported, its recent latency. Never an API key, never a URL's user:password.
  */

@@ -15,8 +15,8 @@
  *    the holder dies (its lock expires without a value) one waiter takes over and loads.
  * 3. A waiter that has waited maxWaitMs loads by itself, without the lock.
  *
- * A bust (task.fresh) coalesces too, but only with a load that began after it started (issue
- * 12, defect 8): a load under way when the bust arrives may return the very value the bust
+ * A bust (task.fresh) coalesces too, but only with a load that began after it started: a
+ * load under way when the bust arrives may return the very value the bust
  * is meant to replace. Every outcome carries the time its load began (the holder's clock:
  * keep the instances' clocks in sync, as NTP does); a bust ignores outcomes, values and
  * failures alike, of loads that began before it, and never takes a stored entry (which

@@ -1,5 +1,5 @@
 /**
- * POST /contract-calls/batch (extensions.md, section 4): many read-only calls in one request,
+ * POST /contract-calls/batch (docs/batch.md): many read-only calls in one request,
  * each answered exactly as the single endpoint would answer it (ReadOnlyService.answer, the
  * same code path), plus its `meta`, in order.
  *

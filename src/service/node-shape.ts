@@ -1,6 +1,6 @@
 /**
  * The Stacks node's own answer shape for POST /v2/contracts/call-read, for the
- * node-compatible endpoint (extensions.md, section 5): `{"okay":true,"result":"0x…"}` or
+ * node-compatible endpoint (docs/node-routes.md): `{"okay":true,"result":"0x…"}` or
  * `{"okay":false,"cause":"…"}`, written exactly as the node writes them (serde: these keys in
  * this order, no spaces), so that a client sees the very bytes the node would have sent.
  */

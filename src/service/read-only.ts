@@ -77,9 +77,9 @@ export interface ReadOnlyLookup extends CacheView {
 }
 
 /**
- * Chain-aware freshness (extensions.md sections 1 and 2): the tip knowledge and the
+ * Chain-aware freshness (docs/freshness.md): the tip knowledge and the
  * deployment's defaults. Without it (a service built for a test), entries are judged by their
- * ttl alone, as before issue 11.
+ * ttl alone, as before block bounds existed.
  */
 export interface FreshnessSettings {
   readonly chain: ChainTracker;

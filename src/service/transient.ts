@@ -1,5 +1,5 @@
 /**
- * Which failures are transient (extensions.md section 2, stale-if-error): a timeout, a
+ * Which failures are transient (docs/freshness.md, stale-if-error): a timeout, a
  * connection error, a 5xx, a 429, a garbage answer, or no budget token in time. These say
  * nothing about the call itself, so a stale answer is better than none. A definite answer of
  * the node (okay:false, a 4xx, an unknown contract, a malformed-but-JSON answer) is not: it is

@@ -1,8 +1,8 @@
 /**
- * Negative caching of ABI lookups (extensions.md section 7, CACHE_NEGATIVE_TTL_S): the
+ * Negative caching of ABI lookups (docs/upstreams.md, CACHE_NEGATIVE_TTL_S): the
  * upstream's "no such contract" is remembered for a short while, so that repeated lookups of
  * a missing contract (or read-only calls to it, which fetch its ABI first) cost one upstream
- * request per window instead of one each (issue 12, defect 4).
+ * request per window instead of one each.
  *
  * The answer stays the upstream's: the same UPSTREAM_API_ERROR 404, its message and details
  * kept in the entry, with a Cache-Status that says where it came from (a hit, or a miss that

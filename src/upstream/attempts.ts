@@ -4,7 +4,7 @@
  * no upstream has one), sends one exchange, interprets it, reports it (pool stats and circuit
  * breaker, an AttemptEvent for metrics and /ready, a debug log line) and either finishes or
  * goes again, up to UPSTREAM_RETRIES retries counted across all upstreams. Every attempt takes
- * a token, retries and hedges included (decisions.md, extensions.md section 3).
+ * a token, retries and hedges included (docs/api.md, docs/upstreams.md).
  *
  * - Failover: an upstream that failed transiently is avoided on the next pick while another
  *   can serve, and then the retry goes there at once: the backoff (or the failed node's

@@ -1,5 +1,5 @@
 /**
- * One upstream's circuit breaker (extensions.md section 3): after UPSTREAM_BREAKER_FAILURES
+ * One upstream's circuit breaker (docs/upstreams.md): after UPSTREAM_BREAKER_FAILURES
  * consecutive transient failures the upstream is skipped for UPSTREAM_BREAKER_COOLDOWN_MS;
  * then exactly one probe request is let through, and its outcome decides: an answer closes the
  * circuit, a transient failure opens it for another cooldown. While the probe is out, nobody

@@ -1,5 +1,5 @@
 /**
- * Which upstreams each network has (extensions.md section 3), from the environment:
+ * Which upstreams each network has (docs/upstreams.md), from the environment:
  *
  * - `STACKS_API_URL_MAINNET` / `STACKS_API_URL_TESTNET`: one base URL or a comma-separated
  *   list; the list order is the priority (first preferred). `STACKS_API_KEY` is sent to every

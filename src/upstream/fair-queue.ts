@@ -1,6 +1,6 @@
 /**
  * A queue served round-robin across clients and first come, first served within one client
- * (extensions.md section 7): one client's burst of misses cannot push every other client's
+ * (docs/upstreams.md): one client's burst of misses cannot push every other client's
  * requests behind it while the budget is short.
  *
  * Each client's items are a FIFO. shift() serves the client that was served least recently

@@ -5,7 +5,7 @@
  *
  * Every successful answer carries, besides its value, which upstream gave it and the chain
  * tip height that upstream reported (X-Canonical-Stacks-Tip-Height), when it did. That is
- * what tip knowledge per network and per-upstream lag (issue 13) are built from. The answer
+ * what tip knowledge per network and per-upstream lag are built from. The answer
  * keeps its value under a named field (`result`, `abi`, `info`) rather than a generic
  * `value`, so call sites read as what they hold.
  */
@@ -31,7 +31,7 @@ export interface ReadOnlyRequestBody {
 /**
  * Who a call is made for, passed down from the HTTP layer as an optional last argument: the
  * client's identity orders waiters for a budget token fairly (round-robin across clients, a
- * cap on each client's waiters: extensions.md section 7), the request id ties upstream log
+ * cap on each client's waiters: docs/upstreams.md), the request id ties upstream log
  * lines to the request's. Absent = an anonymous client (background work, tests).
  */
 export interface RequestContext {

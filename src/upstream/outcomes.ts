@@ -1,6 +1,6 @@
 /**
  * What one HTTP exchange with an upstream means, before any endpoint looks at the body
- * (decisions.md, "Errors and HTTP status", "Upstream budget and retries"): a verdict that is
+ * (docs/api.md): a verdict that is
  * either a success for the endpoint to check, a final GatewayError, or a failure worth
  * another attempt (with the error to answer if no attempt is left).
  *
@@ -14,7 +14,7 @@
  * | connection refused/reset, still after the retries  | UPSTREAM_API_ERROR 502 {cause:'ECONNREFUSED'.., retryable:true, attempts} |
  * | body over the size limit                           | UPSTREAM_API_ERROR 502 {reason:'too-large', retryable:false} |
  *
- * Retried: timeouts, connection errors, 5xx and 429 (decisions.md). Everything else is final.
+ * Retried: timeouts, connection errors, 5xx and 429 (docs/api.md). Everything else is final.
  * Every error message names the network and the upstream method and path.
  */
 

@@ -1,6 +1,6 @@
 /**
  * The upstreams the gateway may ask, and the one place that chooses which one serves an
- * attempt (extensions.md section 3). The attempt loop asks `acquire()` once per attempt,
+ * attempt (docs/upstreams.md). The attempt loop asks `acquire()` once per attempt,
  * retries and hedges included, and gets an upstream whose budget token is already taken;
  * nothing else knows how many upstreams there are.
  *
@@ -18,7 +18,7 @@
  *    recent latency. The first one with a budget token now serves; a request waits only when
  *    no candidate has one.
  *
- * Waiting (extensions.md section 7): waiters queue per network in a FairQueue, served
+ * Waiting (docs/upstreams.md): waiters queue per network in a FairQueue, served
  * round-robin across clients, each by whichever candidate's token comes first. A client may
  * have at most UPSTREAM_MAX_WAITING_PER_CLIENT waiters; beyond that, and when the turn would
  * come later than UPSTREAM_QUEUE_TIMEOUT_MS, RATE_LIMIT_EXCEEDED at once.

@@ -1,5 +1,5 @@
 /**
- * Retry policy for upstream attempts (decisions.md, "Upstream budget and retries"): pure
+ * Retry policy for upstream attempts (docs/upstreams.md): pure
  * functions, so the arithmetic is testable without sockets or clocks.
  *
  * - Exponential backoff with *equal jitter*: before retry n (n = 0 for the first retry) wait

@@ -1,5 +1,5 @@
 /**
- * The Stacks node RPC endpoints the gateway uses (Hiro's API by default; decisions.md:
+ * The Stacks node RPC endpoints the gateway uses (Hiro's API by default; docs/api.md
  * "Upstream: the Stacks node RPC", "Errors and HTTP status"): their paths, and what their
  * answers must look like. The loop of attempts, budgets and retries is attempts.ts; one HTTP
  * exchange is transport.ts; the generic status mapping is outcomes.ts.
@@ -227,7 +227,7 @@ export class StacksNodeClient implements NodeApi {
       (res) => {
         const json = parseJson(res.body);
         if (json === PARSE_FAILED) return garbage(target, res.status);
-        // The whole shape, not just `functions`: a malformed ABI must not be cached (issue 12).
+        // The whole shape, not just `functions`: a malformed ABI must not be cached.
         const problem = abiShapeProblem(json);
         if (problem !== undefined) return malformed(target, problem);
         return { type: 'ok', outcome: 'ok', value: json as UpstreamContractInterface };
@@ -358,7 +358,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 /**
  * A 200 whose body is not JSON: see the module comment for why it is retryable but not retried
- * on the same upstream. Another upstream is asked when there is one (extensions.md counts
+ * on the same upstream. Another upstream is asked when there is one (docs/upstreams.md counts
  * garbage among the transient failures a failover covers): an intermediary glitch of one
  * upstream says nothing of the others.
  */

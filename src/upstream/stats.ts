@@ -2,7 +2,7 @@
  * What the pool learns about one upstream from the attempts sent to it: consecutive
  * transient failures, recent latency and the last tip height it reported. Today nothing
  * reads them to choose (each network has one upstream); they are the inputs that selection
- * by health and latency, the circuit breaker and lag awareness (issue 13) will read, kept
+ * by health and latency, the circuit breaker and lag awareness will read, kept
  * here so those features need no new plumbing through the attempt loop.
  *
  * This is not /ready's view: observability/upstream-health.ts keeps that, per network.
@@ -10,7 +10,7 @@
 import type { AttemptOutcome } from './outcomes.js';
 
 /**
- * Failures that say the upstream itself is unwell (decisions.md's retry list). An okay:false,
+ * Failures that say the upstream itself is unwell (the retry list of docs/upstreams.md). An okay:false,
  * a 404 or a malformed body is the node answering; it counts as a success for health.
  */
 export const TRANSIENT_OUTCOMES: ReadonlySet<AttemptOutcome> = new Set([

@@ -1,5 +1,5 @@
 /**
- * client.batch() against the gateway's POST /contract-calls/batch (extensions.md section 4),
+ * client.batch() against the gateway's POST /contract-calls/batch (docs/batch.md),
  * over real HTTP in front of the fake node. Excluded in vitest.config.ts until the batch
  * route lands; remove that exclusion to run it.
  */

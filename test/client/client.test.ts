@@ -61,7 +61,7 @@ describe('createClient against the gateway', () => {
     expect(again.envelope).toEqual({ success: true, data: '1000' });
     expect(again.meta.cacheStatus).toMatch(/hit/);
     expect(again.meta.age).toBeGreaterThanOrEqual(0);
-    // The tip-height header comes with extensions.md section 1; read when the gateway sends it.
+    // The tip-height header comes with docs/freshness.md; read when the gateway sends it.
     const tip = again.headers.get('x-canonical-stacks-tip-height');
     expect(again.meta.tipHeight).toBe(tip === null ? undefined : Number(tip));
   });

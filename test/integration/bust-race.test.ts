@@ -1,5 +1,5 @@
 /**
- * Issue 12, defect 8: a bustCache that arrives while an older load of the same key is in
+ * a bustCache that arrives while an older load of the same key is in
  * flight starts a new load instead of joining the older one, and the older value is never
  * what stays cached: on one instance, and across two instances sharing one Redis.
  *

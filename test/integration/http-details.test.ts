@@ -1,7 +1,7 @@
 /**
  * Extensions §6, "HTTP details", over real HTTP and raw sockets: time limits and connection
- * cap (defect 6), parser- and router-level answers in the envelope (defect 13), trailing
- * slashes (defect 12), body content types (defect 11), CORS, `addr.name` paths, the endpoint
+ * cap, parser- and router-level answers in the envelope, trailing
+ * slashes, body content types, CORS, `addr.name` paths, the endpoint
  * index, the ABI query parameters and argument error messages.
  */
 import { Cl } from '@stacks/transactions';
@@ -56,7 +56,7 @@ afterAll(async () => {
   await node?.close();
 });
 
-describe('time limits (defect 6)', () => {
+describe('time limits', () => {
   it('cuts off half-sent request lines, headers and bodies with a 408 envelope', async () => {
     const partial = [
       'GET /hea',
@@ -115,7 +115,7 @@ describe('time limits (defect 6)', () => {
   });
 });
 
-describe('answers of the parser and the router in the envelope (defect 13)', () => {
+describe('answers of the parser and the router in the envelope', () => {
   it('malformed percent-encoding is a 400 envelope', async () => {
     for (const path of [
       '/contract-calls/abi/%ZZ/demo',
@@ -203,7 +203,7 @@ describe('answers of the parser and the router in the envelope (defect 13)', () 
   });
 });
 
-describe('trailing slash (defect 12)', () => {
+describe('trailing slash', () => {
   it('ignores a trailing slash on every route', async () => {
     expect((await request(`${gw.url}/health/`)).body).toMatchObject({
       success: true,
@@ -224,7 +224,7 @@ describe('trailing slash (defect 12)', () => {
   });
 });
 
-describe('body content types (defect 11)', () => {
+describe('body content types', () => {
   const body = JSON.stringify({ clarityValue: { type: 'bool', value: true } });
   const path = '/contract-calls/decode-clarity-value';
 

@@ -1,5 +1,5 @@
 /**
- * Issue 12, defect 5: known-contracts is answered from the store's key index, a page at a
+ * known-contracts is answered from the store's key index, a page at a
  * time. With 100k cached ABIs (written straight into the SQLite file, not via upstream) the
  * default answer is one page (not a 12 MB document), the listing is never rebuilt from the
  * whole store, and following the cursors yields every contract once, in order. A small

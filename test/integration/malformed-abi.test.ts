@@ -1,5 +1,5 @@
 /**
- * Issue 12, defect 7: an ABI with malformed entries from the node is refused (502 malformed)
+ * an ABI with malformed entries from the node is refused (502 malformed)
  * and not cached; one already in the cache never makes a call answer 500.
  */
 

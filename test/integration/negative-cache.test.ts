@@ -1,5 +1,5 @@
 /**
- * Issue 12, defect 4 / extensions.md section 7: an ABI 404 (unknown contract) is remembered
+ * an ABI 404 (unknown contract) is remembered
  * for CACHE_NEGATIVE_TTL_S, so repeated lookups of a missing contract, and read-only calls to
  * it, cost one upstream request per window. The remembered answer is the same 404 envelope,
  * with a Cache-Status hit, and never a known contract.

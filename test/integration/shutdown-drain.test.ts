@@ -1,5 +1,5 @@
 /**
- * Issue 12, defect 9: on SIGTERM, requests waiting for the upstream (a budget token, a
+ * on SIGTERM, requests waiting for the upstream (a budget token, a
  * retry's backoff, an attempt under way) are answered in the envelope with
  * SERVICE_UNAVAILABLE 503 before the process exits, and no retry starts during the drain.
  * A real process (`node --import tsx src/main.ts`), a real signal, real sockets.

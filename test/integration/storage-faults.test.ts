@@ -1,5 +1,5 @@
 /**
- * Storage faults over real HTTP (issue 12, defects 1, 2, 3 and 10): a full database, a lock
+ * Storage faults over real HTTP: a full database, a lock
  * held by another connection, 8 MB ABIs against the parsed-ABI memo's byte bound, and (with
  * the service as a real process) a deleted and a corrupted database file and an unusable
  * DATA_DIR. Real SQLite files; the only stand-in is the fake Stacks node.

@@ -1,6 +1,6 @@
 /**
  * StacksNodeClient against the fake Stacks node over real sockets: every upstream outcome maps
- * to the documented error, status and details (decisions.md, "Errors and HTTP status").
+ * to the documented error, status and details (docs/api.md).
  * Waits between retries are injected (recorded, not slept); per-attempt timeouts are real but
  * short.
  */
@@ -156,7 +156,7 @@ describe('read-only calls', () => {
     expect(ok.result).toBe('0x07');
     expect(node.lastRequest()!.query).toEqual({ tip: 'abcd' });
     // An unknown tip is a 404 from the node: with no other upstream to ask, UPSTREAM_API_ERROR
-    // 404 naming the tip (extensions.md section 2), carrying the upstream status and body.
+    // 404 naming the tip (docs/freshness.md), carrying the upstream status and body.
     const err = await failure(
       client.callReadOnly(
         'testnet',

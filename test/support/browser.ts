@@ -59,7 +59,7 @@ export async function launchBrowser(): Promise<Browser> {
   };
 }
 
-/** The explorer page's parts, by the accessible names extensions.md section 8 fixes. */
+/** The explorer page's parts, by the accessible names docs/explorer.md fixes. */
 export function explorer(page: Page) {
   const result = page.getByRole('region', { name: 'Result', exact: true });
   return {

@@ -2,7 +2,7 @@
  * A fault-injecting fake Stacks node RPC on real HTTP (node:http, 127.0.0.1, port 0), for the
  * upstream client's tests and the gateway's HTTP integration tests.
  *
- * Routes (decisions.md, "Upstream: the Stacks node RPC"):
+ * Routes (docs/api.md):
  *
  * - `POST /v2/contracts/call-read/{address}/{contract}/{function}[?tip=]` with JSON
  *   `{sender, arguments: ["0x..", ...]}`:

@@ -11,7 +11,7 @@
  *                      keys by score
  *   {p}lex:{ns}        the same keys, all scored 0, so that they are ordered by key: one
  *                      page of a listing (listPage) is a ZRANGEBYLEX from a cursor, never a
- *                      read of the whole namespace (known contracts, issue 12 defect 5)
+ *                      read of the whole namespace (known contracts)
  *   {p}namespaces      set of the namespaces in use (only read when listing a prefix that
  *                      has no ':')
  *

@@ -1,5 +1,5 @@
 /**
- * The node's own endpoints, served from the gateway's cache (extensions.md, section 5), so
+ * The node's own endpoints, served from the gateway's cache (docs/node-routes.md), so
  * that any Stacks client can use the gateway as its node (stacks.js `fetchCallReadOnlyFunction`
  * with `client: { baseUrl }`, Clarigen, curl):
  *

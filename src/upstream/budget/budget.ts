@@ -1,8 +1,8 @@
 /**
- * The one budget interface (decisions.md, "Upstream budget and retries"): every upstream
+ * The one budget interface (docs/upstreams.md): every upstream
  * attempt, retries included, first takes a token from the budget of the upstream it is sent
  * to. Budgets belong to upstreams, not to networks: today each network has one upstream, so
- * the two are the same; with several upstreams (issue 13) each has its own rate limit.
+ * the two are the same; with several upstreams each has its own rate limit.
  *
  * Two implementations keep the same semantics: the in-process token bucket (budget/local.ts)
  * and the bucket shared through Redis (src/redis/budget.ts). Their errors are built here, once,

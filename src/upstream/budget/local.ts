@@ -1,5 +1,5 @@
 /**
- * The in-process upstream budget (decisions.md, "Upstream budget and retries"): a token
+ * The in-process upstream budget (docs/upstreams.md): a token
  * bucket per upstream, capacity UPSTREAM_RATE_LIMIT_PER_MINUTE, refilled evenly (one token
  * every 60000 / rate ms). Every upstream attempt, retries included, takes one token; cache
  * hits never reach it.

@@ -1,5 +1,5 @@
 /**
- * Tip knowledge and block-bounded freshness (extensions.md sections 1 and 2) over real HTTP
+ * Tip knowledge and block-bounded freshness (docs/freshness.md) over real HTTP
  * against the fake node's chain: every answer's X-Canonical-Stacks-Tip-Height teaches the tip,
  * /v2/info is asked only when a request needs it, and never while idle.
  */

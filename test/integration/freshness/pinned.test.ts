@@ -1,5 +1,5 @@
 /**
- * Pinned reads (extensions.md section 2): the `tip` body field, over real HTTP against the
+ * Pinned reads (docs/freshness.md): the `tip` body field, over real HTTP against the
  * fake node's chain.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Serving stale (extensions.md section 2, RFC 5861) over real HTTP against the fake node:
+ * Serving stale (docs/freshness.md, RFC 5861) over real HTTP against the fake node:
  * stale-while-revalidate answers at once with one background refresh for any number of
  * answers; stale-if-error answers after the first failed attempt; a definite answer of the
  * node is never replaced by a stale one.

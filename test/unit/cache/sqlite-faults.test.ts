@@ -1,5 +1,5 @@
 /**
- * Storage faults of the SQLite store (issue 12, defects 1, 2 and 10): a full database, a lock
+ * Storage faults of the SQLite store: a full database, a lock
  * held by another connection, a deleted or replaced file, a corrupted file and an unusable
  * DATA_DIR. Real SQLite files in a temporary directory; the "other process" is a second
  * better-sqlite3 connection to the same file.
