@@ -506,7 +506,6 @@ describe('/ready and /metrics per upstream', () => {
 describe('logs', () => {
   it('never carry a URL’s credentials or an API key, even at debug level with failures and breakers', async () => {
     const [a, b] = [await node(), await node()];
-    a.status5xx(503);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-upstreams-'));
     const file = path.join(dir, 'upstreams.json');
     writeFileSync(
@@ -529,6 +528,10 @@ describe('logs', () => {
       UPSTREAM_RETRY_BASE_MS: '1',
     });
     try {
+      // After the start-up checks (mainnet and testnet-1 are on a, testnet-2 on b), a fails.
+      await a.waitForRequests(2, { kind: 'info' });
+      await b.waitForRequests(1, { kind: 'info' });
+      a.status5xx(503);
       const res = await request(`${svc.url}/contract-calls/read-only/${TESTNET_ADDR}/demo/get-n`, {
         body: { functionArgs: [hex(Cl.uint(1))] },
       });
