@@ -29,6 +29,8 @@ export interface LoadSpec {
    * in [0, count). Each body is built per request by the Lua script (the same way at every size).
    */
   readonly spread?: { readonly count: number; readonly prefix: string; readonly suffix: string };
+  /** Extra request headers (e.g. an API key). */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly connections: number;
   /** Unmeasured run first (a wrk run of its own), same connections and requests. */
   readonly warmupSeconds: number;
@@ -67,6 +69,7 @@ export function luaScript(spec: LoadSpec, clockTicks: number): string {
   const lines = [
     `wrk.method = ${luaString(spec.method)}`,
     `wrk.headers["Content-Type"] = "application/json"`,
+    ...Object.entries(spec.headers ?? {}).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
   ];
   if (spec.body !== undefined && spec.spread === undefined) lines.push(`wrk.body = ${luaString(spec.body)}`);
   if (spec.spread !== undefined) {

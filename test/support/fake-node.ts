@@ -122,6 +122,8 @@ export interface FakeNode {
   // --- registries ---
   /** Serve `abi` for GET /v2/contracts/interface/{address}/{name}; also makes the contract known. */
   setAbi(address: string, contractName: string, abi: unknown): void;
+  /** Serve `source` for GET /v2/contracts/source/{address}/{name} (as `{source, publish_height, proof}`). */
+  setSource(address: string, contractName: string, source: string): void;
   deleteAbi(address: string, contractName: string): void;
   /**
    * Answer call-read for address.name::functionName: a static `{okay, result}` /
@@ -223,6 +225,7 @@ class FakeStacksNode implements FakeNode {
   private readonly server: http.Server;
   private readonly events = new EventEmitter();
   private readonly abis = new Map<string, unknown>();
+  private readonly sources = new Map<string, string>();
   private readonly readOnly = new Map<string, ReadOnlyAnswer | ReadOnlyHandler>();
   private readonly knownContracts = new Set<string>();
   private rules: FaultRule[] = [];
@@ -254,6 +257,10 @@ class FakeStacksNode implements FakeNode {
   }
 
   // --- registries ---
+
+  setSource(address: string, contractName: string, source: string): void {
+    this.sources.set(`${address}.${contractName}`, source);
+  }
 
   setAbi(address: string, contractName: string, abi: unknown): void {
     const id = `${address}.${contractName}`;
@@ -653,9 +660,16 @@ class FakeStacksNode implements FakeNode {
         else sendJson(res, answer, tipHeader);
         return;
       }
-      case 'other':
+      case 'other': {
+        const source = /^\/v2\/contracts\/source\/([^/]+)\/([^/?]+)$/.exec(record.path);
+        const code = source === null ? undefined : this.sources.get(`${source[1]}.${source[2]}`);
+        if (record.method === 'GET' && code !== undefined) {
+          sendJson(res, { source: code, publish_height: 1, proof: '' }, tipHeader);
+          return;
+        }
         send(res, 404, 'Not found', { 'content-type': 'text/plain' });
         return;
+      }
     }
   }
 }

@@ -20,6 +20,9 @@ export interface ApiKey {
   readonly upstreamPerMinute: number | undefined;
 }
 
+/** Most presented texts remembered as valid (each is one of the file's keys). */
+const MAX_PROVEN = 1024;
+
 interface HeldKey extends ApiKey {
   readonly digest: Buffer;
 }
@@ -45,12 +48,24 @@ export class ApiKeyRing {
     return this.#byDigest.size;
   }
 
+  /**
+   * Keys already proven valid, by the exact text presented: a client repeats its key on every
+   * request, and hashing it each time was most of the admission's cost on a cache hit. Only
+   * texts that passed the constant-time check are remembered (a wrong key is hashed and
+   * compared every time), bounded.
+   */
+  readonly #proven = new Map<string, HeldKey>();
+
   /** The key a client presented, or undefined when it is not one of ours. */
   find(presented: string): ApiKey | undefined {
+    const proven = this.#proven.get(presented);
+    if (proven !== undefined) return proven;
     const digest = sha256(presented);
     const held = this.#byDigest.get(digest.toString('hex'));
     // The map lookup found it by digest; the constant-time comparison is the one that decides.
     if (held === undefined || !timingSafeEqual(held.digest, digest)) return undefined;
+    if (this.#proven.size >= MAX_PROVEN) this.#proven.clear();
+    this.#proven.set(presented, held);
     return held;
   }
 }

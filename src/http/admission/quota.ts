@@ -3,11 +3,10 @@
  * of `capacity` tokens refilled at `capacity` per minute. `take` spends one token, or says
  * how long until one is there.
  *
- * On one instance the buckets live in memory (bounded: an LRU of the most recently seen
- * buckets, so a flood of addresses cannot grow it without end); with Redis, every instance
+ * On one instance the buckets live in memory (bounded, so a flood of addresses cannot grow it
+ * without end); with Redis, every instance
  * spends from the same buckets (src/redis/quota.ts), so a fleet counts one quota.
  */
-import { LRUCache } from 'lru-cache';
 
 /** 0 = a token was spent; otherwise the ms until the next token (nothing was spent). */
 export type QuotaTake = number | Promise<number>;
@@ -26,7 +25,12 @@ interface Bucket {
 }
 
 export class MemoryQuota implements QuotaStore {
-  readonly #buckets = new LRUCache<string, Bucket>({ max: MAX_BUCKETS });
+  /**
+   * Bounded by dropping the oldest-created bucket when full (a plain Map keeps insertion
+   * order): cheaper on every request than an LRU's recency bookkeeping, and a dropped bucket
+   * only comes back full, which errs on the side of the client.
+   */
+  readonly #buckets = new Map<string, Bucket>();
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {
@@ -46,6 +50,10 @@ export class MemoryQuota implements QuotaStore {
   #refill(id: string, capacity: number, now: number): Bucket {
     let bucket = this.#buckets.get(id);
     if (bucket === undefined) {
+      if (this.#buckets.size >= MAX_BUCKETS) {
+        const oldest = this.#buckets.keys().next().value;
+        if (oldest !== undefined) this.#buckets.delete(oldest);
+      }
       bucket = { tokens: capacity, at: now };
       this.#buckets.set(id, bucket);
       return bucket;

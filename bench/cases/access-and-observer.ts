@@ -1,0 +1,348 @@
+/**
+ * Two figures in one run, each against a reference measured in the same run (wrk -t1 -c64,
+ * -d5s, three rounds, median), on the production bundle (dist/clarity-cache.mjs, NODE_ENV
+ * production, LOG_LEVEL warn):
+ *
+ * 1. Access control: the read-only cache hit with API keys off, and with a keys file and the
+ *    request's valid X-API-Key (every request goes through the admission path's key lookup and
+ *    quota). Goal: keys on costs at most 5% of the hit throughput of keys off.
+ * 2. The event observer: a simulated chain of 200 blocks over 100 contracts, each block touching
+ *    2 of them, each contract read with `maxBlocks: 0` after every block; the hit rate with the
+ *    observer (proof of currency) against the plain block rule, and the upstream calls saved.
+ *    Then a 2,000-transaction block: the time to answer /new_block and to apply it, and the hit
+ *    throughput while it is applied against undisturbed.
+ *
+ *   npm run build && node --import tsx bench/cases/access-and-observer.ts
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  AnchorMode,
+  Cl,
+  makeUnsignedContractCall,
+  PostConditionMode,
+  serializeTransaction,
+} from '@stacks/transactions';
+import { type FakeNode, startFakeNode } from '../../test/support/fake-node.js';
+import type { LoadResult, LoadSpec } from '../load.js';
+import { freePort, median, ROOT, runLoad, spawnNode, startReference, waitForHttp } from '../support.js';
+
+const ENTRY = path.join(ROOT, 'dist/clarity-cache.mjs');
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const SECONDS = Number(process.env.SECONDS ?? 5);
+const ADDR = 'SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9';
+const ABI = {
+  functions: [
+    {
+      name: 'get-balance',
+      access: 'read_only',
+      args: [{ name: 'who', type: 'principal' }],
+      outputs: { type: { response: { ok: 'uint128', error: 'none' } } },
+    },
+    { name: 'get-n', access: 'read_only', args: [], outputs: { type: 'uint128' } },
+  ],
+  variables: [],
+  maps: [],
+  fungible_tokens: [],
+  non_fungible_tokens: [],
+  epoch: 'Epoch31',
+  clarity_version: 'Clarity3',
+};
+const KEY = `bench-${randomBytes(16).toString('hex')}`;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'clarity-bench-access-'));
+
+function log(msg: string): void {
+  process.stderr.write(`[bench] ${msg}\n`);
+}
+
+async function gateway(upstream: string, env: Record<string, string>) {
+  const port = await freePort();
+  const proc = spawnNode([ENTRY], {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    CACHE_STORE: 'memory',
+    STACKS_API_URL_MAINNET: upstream,
+    STACKS_API_URL_TESTNET: upstream,
+    UPSTREAM_RATE_LIMIT_PER_MINUTE: '1000000',
+    ...env,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/health`, proc);
+  return { url, proc };
+}
+
+function post(url: string, body: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>(
+    (resolve, reject) => {
+      const req = http.request(
+        url,
+        { method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => {
+            text += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    },
+  );
+}
+
+const spec = (url: string, body: string, headers?: Record<string, string>): LoadSpec => ({
+  url,
+  method: 'POST',
+  body,
+  connections: 64,
+  warmupSeconds: 1,
+  durationSeconds: SECONDS,
+  ...(headers === undefined ? {} : { headers }),
+});
+
+function summary(r: LoadResult) {
+  return { rps: Math.round(r.rps), p99: r.latencyMs.p99 };
+}
+
+async function accessCase(node: FakeNode) {
+  const path_ = `/contract-calls/read-only/${ADDR}/bench/get-balance`;
+  const body = JSON.stringify({ functionArgs: [{ type: 'principal', value: ADDR }] });
+  const keysFile = path.join(tmp, 'keys.json');
+  fs.writeFileSync(keysFile, JSON.stringify([{ name: 'bench', key: KEY, requestsPerMinute: 100_000_000 }]));
+  const off = await gateway(node.url, {});
+  const on = await gateway(node.url, { API_KEYS_FILE: keysFile, API_KEYS_REQUIRED: 'true' });
+  // Warm: miss, hit (offered to the fast lane), lane.
+  let answer = '';
+  for (let i = 0; i < 3; i++) answer = (await post(off.url + path_, body)).body;
+  for (let i = 0; i < 3; i++) await post(on.url + path_, body, { 'x-api-key': KEY });
+  const reference = await startReference({ [path_]: answer }, tmp);
+  const rounds: { off: LoadResult; on: LoadResult; ref: LoadResult }[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const ref = await runLoad(spec(reference.url + path_, body));
+    const o = await runLoad(spec(off.url + path_, body));
+    const k = await runLoad(spec(on.url + path_, body, { 'x-api-key': KEY }));
+    rounds.push({ off: o, on: k, ref });
+    log(
+      `access round ${i + 1}: ref ${Math.round(ref.rps)} off ${Math.round(o.rps)} on ${Math.round(k.rps)} rps`,
+    );
+  }
+  await Promise.all([off.proc.stop(5000), on.proc.stop(5000), reference.proc.stop(5000)]);
+  const med = (pick: (r: (typeof rounds)[number]) => LoadResult) => median(rounds.map((r) => pick(r).rps));
+  const ref = med((r) => r.ref);
+  const offRps = med((r) => r.off);
+  const onRps = med((r) => r.on);
+  return {
+    referenceRps: Math.round(ref),
+    keysOffRps: Math.round(offRps),
+    keysOnRps: Math.round(onRps),
+    keysOffRatio: +(offRps / ref).toFixed(3),
+    keysOnRatio: +(onRps / ref).toFixed(3),
+    keysOnVsOff: +(onRps / offRps).toFixed(3),
+    p99Ms: {
+      reference: median(rounds.map((r) => r.ref.latencyMs.p99)),
+      keysOff: median(rounds.map((r) => r.off.latencyMs.p99)),
+      keysOn: median(rounds.map((r) => r.on.latencyMs.p99)),
+    },
+    rounds: rounds.map((r) => ({ ref: summary(r.ref), off: summary(r.off), on: summary(r.on) })),
+  };
+}
+
+/** A /new_block payload in the node's shape (src/devnet/event-dispatcher.ts writes the same). */
+function block(height: number, hash: string, parent: string, txs: string[]) {
+  return {
+    block_height: height,
+    block_hash: `0x${hash}`,
+    index_block_hash: `0x${hash}`,
+    parent_index_block_hash: `0x${parent}`,
+    parent_block_hash: `0x${parent}`,
+    burn_block_height: 800_000 + height,
+    burn_block_hash: `0x${hash}`,
+    burn_block_time: Math.floor(Date.now() / 1000),
+    transactions: txs.map((raw_tx, i) => ({
+      txid: `0x${i.toString(16).padStart(64, '0')}`,
+      tx_index: i,
+      raw_tx,
+      status: 'success',
+    })),
+    events: [],
+  };
+}
+
+async function callTx(contract: string, nonce: number): Promise<string> {
+  const tx = await makeUnsignedContractCall({
+    contractAddress: ADDR,
+    contractName: contract,
+    functionName: 'bump',
+    functionArgs: [Cl.uint(1)],
+    publicKey: '0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798',
+    network: 'mainnet',
+    fee: 1000,
+    nonce,
+    anchorMode: AnchorMode.Any,
+    postConditionMode: PostConditionMode.Allow,
+  } as never);
+  return serializeTransaction(tx);
+}
+
+const hashOf = (height: number): string => height.toString(16).padStart(64, '0');
+
+async function observerCase(node: FakeNode) {
+  const CONTRACTS = Number(process.env.CONTRACTS ?? 100);
+  const BLOCKS = Number(process.env.BLOCKS ?? 200);
+  const source =
+    '(define-data-var n uint u0)\n(define-public (bump (x uint)) (ok (var-set n (+ (var-get n) x))))\n(define-read-only (get-n) (var-get n))\n';
+  for (let c = 0; c < CONTRACTS; c++) {
+    node.setAbi(ADDR, `c${c}`, ABI);
+    node.setReadOnly(ADDR, `c${c}`, 'get-n', { okay: true, result: `0x${'01'}${'0'.repeat(31)}1` });
+    node.setSource(ADDR, `c${c}`, source);
+  }
+  const results: Record<string, unknown> = {};
+  for (const withObserver of [false, true]) {
+    const observerPort = await freePort();
+    // The same knowledge of the tip for both: pushed by the observer at once, or (plain rule)
+    // asked of /v2/info whenever an answer depends on it (CHAIN_TIP_MAX_AGE_MS=0), so that the
+    // plain rule never answers an entry older than the tip as current.
+    const gw = await gateway(
+      node.url,
+      withObserver
+        ? {
+            CHAIN_TIP_MAX_AGE_MS: '600000',
+            EVENT_OBSERVER_PORT: String(observerPort),
+            EVENT_OBSERVER_NETWORK: 'mainnet',
+          }
+        : { CHAIN_TIP_MAX_AGE_MS: '0' },
+    );
+    const postBlock = async (height: number, txs: string[]) => {
+      node.setTipHeight(height);
+      if (withObserver) {
+        const res = await post(
+          `http://127.0.0.1:${observerPort}/new_block`,
+          JSON.stringify(block(height, hashOf(height), hashOf(height - 1), txs)),
+        );
+        if (res.status !== 200) throw new Error(`observer answered ${res.status}`);
+      }
+    };
+    const read = (c: number) =>
+      post(
+        `${gw.url}/contract-calls/read-only/${ADDR}/c${c}/get-n`,
+        JSON.stringify({ functionArgs: [], cacheControl: { maxBlocks: 0 } }),
+      );
+    let height = 1000;
+    await postBlock(height, []);
+    for (let c = 0; c < CONTRACTS; c++) await read(c);
+    const before = node.count('call-read');
+    let hits = 0;
+    let reads = 0;
+    let nonce = 0;
+    for (let b = 0; b < BLOCKS; b++) {
+      height++;
+      const touched = [(b * 7) % CONTRACTS, (b * 13 + 1) % CONTRACTS];
+      await postBlock(height, await Promise.all(touched.map((c) => callTx(`c${c}`, nonce++))));
+      // Wait until the gateway applied the block (its tip moved): /ready shows the observer's last block.
+      if (withObserver) {
+        for (let i = 0; i < 1000; i++) {
+          const ready = JSON.parse(
+            await new Promise<string>((resolve) =>
+              http.get(`${gw.url}/ready`, (res) => {
+                let t = '';
+                res.on('data', (c) => {
+                  t += c;
+                });
+                res.on('end', () => resolve(t));
+              }),
+            ),
+          );
+          if (ready.data?.checks?.observer?.lastBlock?.height === height) break;
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+      for (let c = 0; c < CONTRACTS; c++) {
+        const res = await read(c);
+        reads++;
+        if (String(res.headers['cache-status'] ?? '').includes('hit')) hits++;
+      }
+    }
+    const upstreamCalls = node.count('call-read') - before;
+    results[withObserver ? 'withObserver' : 'plainBlockRule'] = { hits, reads, upstreamCalls };
+    if (withObserver) {
+      // A block of 2,000 contract calls: time to the node's 200, and to the tip having moved.
+      const txs: string[] = [];
+      for (let i = 0; i < 2000; i++) txs.push(await callTx(`c${i % CONTRACTS}`, nonce++));
+      height++;
+      node.setTipHeight(height);
+      const payload = JSON.stringify(block(height, hashOf(height), hashOf(height - 1), txs));
+      const t0 = performance.now();
+      const answered = await post(`http://127.0.0.1:${observerPort}/new_block`, payload);
+      const answerMs = performance.now() - t0;
+      let appliedMs = Number.NaN;
+      for (let i = 0; i < 100_000; i++) {
+        const r = JSON.parse(
+          await new Promise<string>((resolve) =>
+            http.get(`${gw.url}/ready`, (res) => {
+              let t = '';
+              res.on('data', (c) => {
+                t += c;
+              });
+              res.on('end', () => resolve(t));
+            }),
+          ),
+        );
+        if (r.data?.checks?.observer?.lastBlock?.height === height) {
+          appliedMs = performance.now() - t0;
+          break;
+        }
+      }
+      results['block2000'] = {
+        status: answered.status,
+        payloadBytes: payload.length,
+        answerMs: Math.round(answerMs * 10) / 10,
+        appliedMs: Math.round(appliedMs * 10) / 10,
+      } as never;
+      log(
+        `2,000-transaction block: answered in ${answerMs.toFixed(1)} ms, applied in ${appliedMs.toFixed(1)} ms`,
+      );
+    }
+    log(`observer=${withObserver}: ${hits}/${reads} hits, ${upstreamCalls} upstream calls`);
+    await gw.proc.stop(5000);
+  }
+  return results;
+}
+
+async function main(): Promise<void> {
+  if (!fs.existsSync(ENTRY)) throw new Error('run npm run build first');
+  const node = await startFakeNode();
+  node.setAbi(ADDR, 'bench', ABI);
+  node.setReadOnly(ADDR, 'bench', 'get-balance', {
+    okay: true,
+    result: '0x070100000000000000000000000000000064',
+  });
+  const cases = (process.env.ONLY ?? 'access,observer').split(',');
+  const out: Record<string, unknown> = {
+    when: new Date().toISOString(),
+    machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+  };
+  if (cases.includes('access')) out['access'] = await accessCase(node);
+  if (cases.includes('observer')) out['observer'] = await observerCase(node);
+  await node.close();
+  fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+  fs.writeFileSync(
+    path.join(ROOT, 'bench/results/access-and-observer.json'),
+    `${JSON.stringify(out, null, 2)}\n`,
+  );
+  console.log(JSON.stringify(out, null, 2));
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
