@@ -31,7 +31,7 @@ import type { LoadResult, LoadSpec } from '../load.js';
 import { freePort, median, ROOT, runLoad, spawnNode, startReference, waitForHttp } from '../support.js';
 
 const ENTRY = path.join(ROOT, 'dist/clarity-cache.mjs');
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 5);
 const ADDR = 'SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9';
 const ABI = {
@@ -125,9 +125,16 @@ async function accessCase(node: FakeNode) {
   const reference = await startReference({ [path_]: answer }, tmp);
   const rounds: { off: LoadResult; on: LoadResult; ref: LoadResult }[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const ref = await runLoad(spec(reference.url + path_, body));
-    const o = await runLoad(spec(off.url + path_, body));
-    const k = await runLoad(spec(on.url + path_, body, { 'x-api-key': KEY }));
+    // The order rotates from round to round, so that no variant always runs first or last.
+    const runs = {
+      ref: () => runLoad(spec(reference.url + path_, body)),
+      off: () => runLoad(spec(off.url + path_, body)),
+      on: () => runLoad(spec(on.url + path_, body, { 'x-api-key': KEY })),
+    };
+    const order = (['ref', 'off', 'on'] as const).map((_, j, all) => all[(i + j) % all.length]!);
+    const got: Partial<Record<'ref' | 'off' | 'on', LoadResult>> = {};
+    for (const name of order) got[name] = await runs[name]();
+    const { ref, off: o, on: k } = got as Record<'ref' | 'off' | 'on', LoadResult>;
     rounds.push({ off: o, on: k, ref });
     log(
       `access round ${i + 1}: ref ${Math.round(ref.rps)} off ${Math.round(o.rps)} on ${Math.round(k.rps)} rps`,

@@ -53,6 +53,25 @@ export interface CallShell {
   readonly context?: RequestContext;
 }
 
+/**
+ * Deepest JSON a batch item may have: a Clarity value nests at most 32 levels, each two or three
+ * JSON levels in the simplified and typed forms, inside the call object.
+ */
+const MAX_ITEM_DEPTH = 100;
+
+/** Whether a parsed JSON value nests deeper than `max` (iteratively: no recursion to overflow). */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(v))
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** The "URL" of a batch call's text in the prepared-call memo (the call's JSON names everything else). */
 const BATCH_CALL = 'batch-call';
 
@@ -71,11 +90,19 @@ export class BatchService {
     const given = consistent ? undefined : batchTip(batch.tip);
     const checked = batch.calls.map((call): Checked => {
       try {
+        if (nestedDeeperThan(call, MAX_ITEM_DEPTH))
+          throw new GatewayError(
+            'VALIDATION_ERROR',
+            `this call is nested deeper than any Clarity value can be (at most 32 levels); it was not read`,
+            { maxDepth: 32 },
+          );
         return { req: shell.validate(withContractName(call)) };
       } catch (error) {
         return { error };
       }
     });
+    // Identical calls of one batch (bustCache included) share one answer: one upstream call.
+    const shared = new Map<string, Promise<RenderedAnswer>>();
     // Calls with a tip of their own (and refused calls) start at once; the others when the
     // block they are pinned to is known. A batch that cannot be pinned is refused before any.
     const network = consistent ? consistentNetwork(checked) : undefined;
@@ -83,8 +110,8 @@ export class BatchService {
     const pinPromise = blockPromise.then((block) => block?.indexBlockHash ?? given);
     const items = checked.map((c) =>
       'error' in c || hasOwnTip(c.req)
-        ? this.#item(c, undefined, shell)
-        : pinPromise.then((pin) => this.#item(c, pin, shell)),
+        ? this.#item(c, undefined, shell, shared)
+        : pinPromise.then((pin) => this.#item(c, pin, shell, shared)),
     );
     let block: Block | undefined;
     try {
@@ -104,14 +131,25 @@ export class BatchService {
   }
 
   /** One item: the single endpoint's envelope with its meta; never throws. */
-  async #item(checked: Checked, pin: string | undefined, shell: CallShell): Promise<string> {
+  async #item(
+    checked: Checked,
+    pin: string | undefined,
+    shell: CallShell,
+    shared: Map<string, Promise<RenderedAnswer>>,
+  ): Promise<string> {
     let answer: RenderedAnswer;
     try {
       if ('error' in checked) throw checked.error;
       const req = pin === undefined ? checked.req : { ...checked.req, tip: pin };
       // The call's JSON text stands for the request text of the single endpoint, so a repeated
       // call skips preparation (argument parsing, serialization, hashing) like a repeated request.
-      answer = await this.readOnly.answer(req, { url: BATCH_CALL, body: JSON.stringify(req) }, shell.context);
+      const text = JSON.stringify(req);
+      let pending = shared.get(text);
+      if (pending === undefined) {
+        pending = this.readOnly.answer(req, { url: BATCH_CALL, body: text }, shell.context);
+        shared.set(text, pending);
+      }
+      answer = await pending;
     } catch (err) {
       answer = shell.fail(err);
     }

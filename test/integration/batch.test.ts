@@ -198,11 +198,12 @@ describe('POST /contract-calls/batch', () => {
     const [a, b] = await Promise.all([first, second]);
     expect(node.requests.filter((r) => r.functionName === 'get-balance')).toHaveLength(1);
     const dups = [...a.body.data.results, b.body.data.results[0]];
+    // Identical calls of one batch share one answer; the other batch's joined that call.
     expect(dups.map((r) => r.meta.cacheStatus).sort()).toEqual([
       'clarity-cache; fwd=miss; collapsed; stored',
-      'clarity-cache; fwd=miss; collapsed; stored',
-      'clarity-cache; fwd=miss; collapsed; stored',
-      'clarity-cache; fwd=miss; collapsed; stored',
+      'clarity-cache; fwd=miss; stored',
+      'clarity-cache; fwd=miss; stored',
+      'clarity-cache; fwd=miss; stored',
       'clarity-cache; fwd=miss; stored',
     ]);
     for (const r of dups) expect(r.data).toBe('9');
@@ -368,5 +369,36 @@ describe('top-level tip', () => {
     expect(down.status).toBeGreaterThanOrEqual(500);
     expect(down.body.success).toBe(false);
     expect(node.count('call-read')).toBe(0);
+  });
+});
+
+describe('identical calls and deep items in one batch', () => {
+  it('makes one upstream call for identical calls, bustCache included', async () => {
+    const before = node.count('call-read');
+    const busted = call('get-info', { functionArgs: [], cacheControl: { bustCache: true } });
+    const res = await request(batchUrl(), { body: { calls: [busted, busted, busted, busted, busted] } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.results.map((r: { success: boolean }) => r.success)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(node.count('call-read')).toBe(before + 1);
+  });
+
+  it('fails an item nested 5,000 levels deep alone, as VALIDATION_ERROR, never a 500', async () => {
+    // Written as text: the test's own JSON.stringify would not go 5,000 levels down.
+    const deep = `${'{"value":'.repeat(5000)}"x"${'}'.repeat(5000)}`;
+    const ok = JSON.stringify(call('get-info'));
+    const bad = JSON.stringify({ ...call('get-info'), functionArgs: ['DEEP'] }).replace('"DEEP"', deep);
+    const res = await request(batchUrl(), { rawBody: `{"calls":[${ok},${bad}]}` });
+    expect(res.status).toBe(200);
+    const [first, second] = res.body.data.results;
+    expect(first.success).toBe(true);
+    expect(second.success).toBe(false);
+    expect(second.error.code).toBe('VALIDATION_ERROR');
+    expect(second.meta.status).toBe(400);
   });
 });
