@@ -170,13 +170,23 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   }
   const upstreamPool = pool;
   const upstreamHealth = new UpstreamHealth(() => upstreamPool);
-  const rawNode = deps.node ?? new StacksNodeClient({ config, pool: upstreamPool!, logger: log, onAttempt });
+  const rawNode =
+    deps.node ??
+    new StacksNodeClient({
+      config,
+      pool: upstreamPool!,
+      logger: log,
+      onAttempt,
+      // Bound late: the tip tracker is built just below, from this client's answers.
+      plausibleTip: (network, height) => chain?.tips.plausible(network, height) ?? true,
+    });
 
   // Tip knowledge: learned from every answer (ObservedNode) and, on demand, from /v2/info.
   const sharedStore = store.backing ?? store;
   chain = new ChainTracker({
     node: rawNode,
     maxAgeMs: config.chainTipMaxAgeMs,
+    maxAdvance: config.chainTipMaxAdvance,
     shared:
       scaleOut === undefined
         ? undefined

@@ -41,9 +41,29 @@ export class ChainTips {
   readonly #history = new Map<Network, Sighting[]>();
   readonly #now: () => number;
 
-  /** now: clock in epoch ms, injectable for tests. */
-  constructor(now: () => number = Date.now) {
+  readonly #maxAdvance: number;
+
+  /**
+   * now: clock in epoch ms, injectable for tests. maxAdvance: CHAIN_TIP_MAX_ADVANCE, the most
+   * blocks (plus one per second elapsed) a report may be above the tip believed so far.
+   */
+  constructor(now: () => number = Date.now, maxAdvance = 30) {
     this.#now = now;
+    this.#maxAdvance = maxAdvance;
+  }
+
+  /**
+   * Whether a reported height may be believed (docs/freshness.md): an integer in [0, 2^31), at
+   * most CHAIN_TIP_MAX_ADVANCE blocks, plus one per second elapsed, above the tip believed so
+   * far. An implausible height never moves the tip, whoever reports it (an upstream's header or
+   * /v2/info, another instance through Redis).
+   */
+  plausible(network: Network, height: number): boolean {
+    if (!Number.isInteger(height) || height < 0 || height >= 2 ** 31) return false;
+    const known = this.#tips.get(network);
+    if (known === undefined) return true;
+    const elapsedS = Math.max(0, Math.floor((this.#now() - known.learnedAt) / 1000));
+    return height <= known.height + this.#maxAdvance + elapsedS;
   }
 
   /**
@@ -51,7 +71,7 @@ export class ChainTips {
    * hash for the known height, or a fresher confirmation of it. A lower height is ignored.
    */
   learn(network: Network, seen: TipObservation): boolean {
-    if (!Number.isSafeInteger(seen.height) || seen.height < 0) return false;
+    if (!this.plausible(network, seen.height)) return false;
     const known = this.#tips.get(network);
     if (known !== undefined && seen.height < known.height) return false;
     const sameBlock = known !== undefined && seen.height === known.height;

@@ -37,6 +37,8 @@ export interface ChainTrackerOptions {
   readonly node: Pick<NodeApi, 'getInfo'>;
   /** CHAIN_TIP_MAX_AGE_MS. */
   readonly maxAgeMs: number;
+  /** CHAIN_TIP_MAX_ADVANCE: how far above the believed tip a report may be (default 30). */
+  readonly maxAdvance?: number;
   readonly tips?: ChainTips;
   /** Tip knowledge shared between instances (CACHE_STORE=redis). */
   readonly shared?: SharedTips | undefined;
@@ -70,7 +72,7 @@ export class ChainTracker {
     this.#node = options.node;
     this.#maxAgeMs = options.maxAgeMs;
     this.#now = options.now ?? Date.now;
-    this.tips = options.tips ?? new ChainTips(this.#now);
+    this.tips = options.tips ?? new ChainTips(this.#now, options.maxAdvance);
     this.#shared = options.shared;
     this.#onRefresh = options.onRefresh;
     this.#onRefreshError = options.onRefreshError;

@@ -84,6 +84,8 @@ export interface Config {
   readonly httpMaxConnections: number;
   /** Oldest tip knowledge a tip-dependent answer may use (docs/freshness.md). */
   readonly chainTipMaxAgeMs: number;
+  /** How far above the believed tip a reported height may be (docs/freshness.md). */
+  readonly chainTipMaxAdvance: number;
   /** Block bound of requests that send no cacheControl.maxBlocks; undefined = none (the default). */
   readonly cacheMaxBlocks: number | undefined;
   /** Default cacheControl.staleWhileRevalidate, seconds (0 = off). */
@@ -300,6 +302,7 @@ export function loadConfig(env: Env = process.env): Config {
     httpRequestTimeoutMs: intVar(env, 'HTTP_REQUEST_TIMEOUT_MS'),
     httpMaxConnections: intVar(env, 'HTTP_MAX_CONNECTIONS'),
     chainTipMaxAgeMs: intVar(env, 'CHAIN_TIP_MAX_AGE_MS'),
+    chainTipMaxAdvance: intVar(env, 'CHAIN_TIP_MAX_ADVANCE'),
     cacheMaxBlocks: optionalIntVar(env, 'CACHE_MAX_BLOCKS'),
     cacheStaleWhileRevalidateS: intVar(env, 'CACHE_STALE_WHILE_REVALIDATE_S'),
     cacheStaleIfErrorS: intVar(env, 'CACHE_STALE_IF_ERROR_S'),

@@ -242,6 +242,12 @@ export const VARIABLES: readonly Variable[] = [
     doc: 'oldest tip knowledge a block-bounded answer may use; older knowledge is refreshed with one shared `GET /v2/info`',
   },
   {
+    name: 'CHAIN_TIP_MAX_ADVANCE',
+    kind: int(0, 1_000_000),
+    default: '30',
+    doc: 'most blocks (plus one per second elapsed) a reported tip height may be above the tip believed so far; a higher report is not believed and its answer is discarded',
+  },
+  {
     name: 'CACHE_MAX_BLOCKS',
     kind: int(0, undefined, true),
     default: undefined,

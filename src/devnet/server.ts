@@ -16,11 +16,12 @@
  *     refused, as from a stopped node) for `seconds` (default 15, at most 600), then listens
  *     again on the same port. For showing what the gateway does while its node is down.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type ClarityValue, deserializeCV, serializeCV, validateStacksAddress } from '@stacks/transactions';
 import { DEPLOYER, DEVNET_ACCOUNTS } from './accounts.js';
 import type { BlockIdentity } from './blocks.js';
-import { burnBlockHashOf, consensusHashOf } from './blocks.js';
+import { consensusHashOf } from './blocks.js';
 import { DevnetCallError, type DevnetChain } from './chain.js';
 
 /** Bodies above this are refused (a node's limit is larger; nothing legitimate comes close). */
@@ -216,6 +217,12 @@ export class DevnetServer {
     return text(404, `No such endpoint: ${method} ${path}`);
   }
 
+  /**
+   * Each devnet start is a new chain, as a node's fresh chain state is: it names itself with a
+   * genesis hash of its own, so that a cache of an earlier run can tell it belongs elsewhere.
+   */
+  private readonly genesisChainstateHash = randomBytes(32).toString('hex');
+
   /** GET /v2/info, with the fields of a Nakamoto node; hashes are derived (see blocks.ts). */
   private info() {
     const tip = this.chain.tip;
@@ -233,7 +240,7 @@ export class DevnetServer {
       stacks_tip_height: tip.height,
       stacks_tip: tip.blockHash,
       stacks_tip_consensus_hash: tip.consensusHash,
-      genesis_chainstate_hash: burnBlockHashOf(0),
+      genesis_chainstate_hash: this.genesisChainstateHash,
       unanchored_tip: null,
       unanchored_seq: null,
       tenure_height: burnHeight,

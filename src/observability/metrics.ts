@@ -23,7 +23,7 @@ export interface MetricSources {
   readonly tipHeight?: (network: Network) => number | undefined;
 }
 
-const UPSTREAM_STATES = ['ok', 'open', 'lagging'] as const;
+const UPSTREAM_STATES = ['ok', 'implausible', 'open', 'lagging'] as const;
 
 export class Metrics {
   readonly registry = new Registry();

@@ -18,10 +18,12 @@
  *   is not a retry: it takes a token but does not count against UPSTREAM_RETRIES.
  */
 import type { Config, Network } from '../config/index.js';
+import { GatewayError } from '../errors.js';
 import type { RequestContext } from './node-api.js';
 import {
   type AttemptOutcome,
   closedError,
+  describe,
   interpret,
   type OutcomeSettings,
   type StatusCheck,
@@ -71,6 +73,8 @@ export interface AttemptsOptions {
   readonly logger?: UpstreamLogger | undefined;
   /** Called after every HTTP attempt (metrics hook). Must not throw. */
   readonly onAttempt?: ((event: AttemptEvent) => void) | undefined;
+  /** Whether a reported tip height may be believed (ChainTips.plausible); absent = all are. */
+  readonly plausibleTip?: ((network: Network, height: number) => boolean) | undefined;
   /** Waits between retries; injectable for deterministic tests. */
   readonly sleep?: ((ms: number) => Promise<void>) | undefined;
   /** Uniform [0, 1) for jitter; injectable for deterministic tests. */
@@ -120,6 +124,7 @@ export class Attempts {
   readonly #config: RetryConfig;
   readonly #logger: UpstreamLogger | undefined;
   readonly #onAttempt: ((event: AttemptEvent) => void) | undefined;
+  readonly #plausibleTip: ((network: Network, height: number) => boolean) | undefined;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #random: () => number;
   readonly #now: () => number;
@@ -131,6 +136,7 @@ export class Attempts {
     this.#config = options.config;
     this.#logger = options.logger;
     this.#onAttempt = options.onAttempt;
+    this.#plausibleTip = options.plausibleTip;
     this.#sleep = options.sleep ?? defaultSleep;
     this.#random = options.random ?? Math.random;
     this.#now = options.now ?? Date.now;
@@ -339,9 +345,28 @@ export class Attempts {
     const started = performance.now();
     const raw = await transport.send(upstream, target.method, target.path, body, signal);
     const durationMs = performance.now() - started;
-    const verdict = interpret(target, raw, settings, onSuccess, onSpecialStatus);
+    let verdict = interpret(target, raw, settings, onSuccess, onSpecialStatus);
     const status = raw.type === 'response' || raw.type === 'too-large' ? raw.status : undefined;
-    const tipHeight = raw.type === 'response' ? readTipHeight(raw.headers) : undefined;
+    let tipHeight = raw.type === 'response' ? readTipHeight(raw.headers) : undefined;
+    const reported = raw.type === 'response' ? rawTipHeight(raw.headers) : undefined;
+    // A tip height that cannot be believed (docs/freshness.md) discards the answer: its body may
+    // be the old state of a node that claims to be ahead. Another upstream is asked instead.
+    if (reported !== undefined && this.#plausibleTip?.(target.network, reported) === false) {
+      upstream.stats.markImplausible();
+      tipHeight = undefined;
+      verdict = {
+        type: 'retry',
+        outcome: 'implausible',
+        elsewhereOnly: true,
+        error: (attempts) =>
+          new GatewayError(
+            'UPSTREAM_API_ERROR',
+            `upstream ${describe(target)} reported a chain tip height that cannot be believed (after ${attempts} attempts)`,
+            { retryable: true, attempts, reason: 'implausible chain tip height' },
+            { status: 502 },
+          ),
+      };
+    }
     if (verdict.outcome !== 'aborted') {
       // A failure of the upstream itself (the breaker's count): what is worth another attempt,
       // except a pinned tip it does not know, which is the node answering.
@@ -397,6 +422,15 @@ export class Attempts {
 /** The upstream's host[:port], for log lines (its origin never holds credentials). */
 function hostOf(upstream: Upstream): string {
   return upstream.origin.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+}
+
+/** X-Canonical-Stacks-Tip-Height as a number when it is one at all (for the plausibility check). */
+function rawTipHeight(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const raw = headers[TIP_HEIGHT_HEADER];
+  const text = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  if (text === undefined || text === '') return undefined;
+  const n = Number(text);
+  return Number.isNaN(n) ? undefined : n;
 }
 
 /** X-Canonical-Stacks-Tip-Height as a safe integer, or undefined when absent or garbled. */

@@ -37,6 +37,8 @@ export type AttemptOutcome =
   | 'connection-error'
   | 'malformed'
   | 'too-large'
+  /** An answer whose tip height cannot be believed (docs/freshness.md): discarded, failed over. */
+  | 'implausible'
   /** The losing side of a hedge, cut short on purpose: says nothing about the upstream. */
   | 'aborted';
 

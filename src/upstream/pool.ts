@@ -64,7 +64,7 @@ export interface UpstreamSpec {
 }
 
 /** What /ready shows of one upstream. */
-export type UpstreamHealthState = 'ok' | 'open' | 'lagging';
+export type UpstreamHealthState = 'ok' | 'implausible' | 'open' | 'lagging';
 
 export interface PoolSettings {
   readonly breakerFailures: number;
@@ -309,6 +309,7 @@ export class UpstreamPool {
   }
 
   healthOf(upstream: Upstream): UpstreamHealthState {
+    if (upstream.stats.implausibleAt !== undefined) return 'implausible';
     if (!upstream.breaker.closed) return 'open';
     if (this.isLagging(upstream)) return 'lagging';
     return 'ok';
@@ -343,7 +344,12 @@ export class UpstreamPool {
     if (list === undefined || list.length === 0) throw new Error(`no upstream configured for ${network}`);
     const latest = options.latest !== false;
     const avoid = options.avoid;
+    const now = performance.now();
     const eligible = list.filter((u) => {
+      // An upstream whose last tip report could not be believed is left alone, but for one
+      // attempt per breaker cooldown that may show it plausible again.
+      const implausibleAt = u.stats.implausibleAt;
+      if (implausibleAt !== undefined && now - implausibleAt < this.settings.breakerCooldownMs) return false;
       if (!u.breaker.closed && !u.breaker.probeDue()) return false;
       if (latest && this.isLagging(u)) {
         this.#maybeLagCheck(u);

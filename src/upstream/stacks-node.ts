@@ -68,6 +68,8 @@ export interface StacksNodeClientOptions {
   logger?: UpstreamLogger;
   /** Called after every HTTP attempt (metrics hook). Must not throw. */
   onAttempt?: (event: AttemptEvent) => void;
+  /** Whether a reported tip height may be believed (docs/freshness.md); absent = all are. */
+  plausibleTip?: (network: Network, height: number) => boolean;
   /** Waits between retries; injectable for deterministic tests. */
   sleep?: (ms: number) => Promise<void>;
   /** Uniform [0, 1) for jitter; injectable for deterministic tests. */
@@ -114,6 +116,7 @@ export class StacksNodeClient implements NodeApi {
       config,
       logger: options.logger,
       onAttempt: options.onAttempt,
+      plausibleTip: options.plausibleTip,
       sleep: options.sleep,
       random: options.random,
       now: options.now,

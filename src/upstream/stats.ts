@@ -18,6 +18,7 @@ export const TRANSIENT_OUTCOMES: ReadonlySet<AttemptOutcome> = new Set([
   'rate-limited',
   'timeout',
   'connection-error',
+  'implausible',
 ]);
 
 /** Weight of the newest sample in the latency average: about the last ten attempts matter. */
@@ -25,12 +26,24 @@ const LATENCY_WEIGHT = 0.2;
 
 export class UpstreamStats {
   #consecutiveFailures = 0;
+  /** performance.now() of its last implausible tip report; undefined once it reports a plausible one. */
+  #implausibleAt: number | undefined;
+
+  /** Its last tip report could not be believed (and no plausible one came since). */
+  get implausibleAt(): number | undefined {
+    return this.#implausibleAt;
+  }
+
+  markImplausible(): void {
+    this.#implausibleAt = performance.now();
+  }
   #latencyMs: number | undefined;
   #tipHeight: number | undefined;
   #tipAt: number | undefined;
 
   /** Record one attempt's outcome, how long its exchange took, and the tip it reported. */
   record(outcome: AttemptOutcome, durationMs: number, tipHeight?: number): void {
+    if (tipHeight !== undefined) this.#implausibleAt = undefined;
     if (TRANSIENT_OUTCOMES.has(outcome)) {
       this.#consecutiveFailures += 1;
     } else {

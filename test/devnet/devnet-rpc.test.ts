@@ -60,6 +60,18 @@ describe('GET /v2/info', () => {
     expect(info.network_id).toBe(2147483648);
     expect(res.headers.get('x-canonical-stacks-tip-height')).toBe(String(info.stacks_tip_height));
   });
+
+  it('names its chain with a genesis hash of its own: a fresh devnet is a fresh chain', async () => {
+    const first = (await http(`${url}/v2/info`)).json.genesis_chainstate_hash;
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
+    expect((await http(`${url}/v2/info`)).json.genesis_chainstate_hash).toBe(first);
+    const other = await startDevnet({ port: 0 });
+    try {
+      expect((await http(`${other.url}/v2/info`)).json.genesis_chainstate_hash).not.toBe(first);
+    } finally {
+      await other.close();
+    }
+  });
 });
 
 describe('GET /v2/contracts/interface', () => {

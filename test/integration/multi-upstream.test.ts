@@ -605,3 +605,40 @@ describe.skipIf(redis === undefined)('with Redis (CACHE_STORE=redis)', () => {
     expect([a.total, b.total]).toEqual([2, 2]);
   });
 });
+
+describe('an upstream that reports a tip height nobody could reach', () => {
+  it('does not capture traffic: its answers are discarded, the healthy upstreams answer, the tip never moves to it', async () => {
+    // The hostile node is first in preference; the honest one is at the real tip.
+    const hostile = await node(100);
+    const honest = await node(100);
+    const gw = await gateway(listEnv([hostile, honest], { CHAIN_TIP_MAX_ADVANCE: '30' }));
+    // The gateway believes tip 100 (both agree at first).
+    expect((await read(gw, 1)).status).toBe(200);
+    hostile.setTipHeight(9_007_199_254_740_991);
+    const answers: JsonResponse[] = [];
+    for (let i = 2; i < 8; i++) answers.push(await read(gw, i));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    // Every answer came from the honest node and says its height, never the hostile one.
+    for (const a of answers) expect(a.headers.get('x-canonical-stacks-tip-height')).toBe('100');
+    expect(gw.gateway.chain.known('testnet')?.height).toBe(100);
+    const ready = await request(`${gw.url}/ready`);
+    const states = ready.body.data.checks.upstream.testnet.upstreams.map((u: { state: string }) => u.state);
+    expect(states).toContain('implausible');
+    expect(states).toContain('ok');
+  });
+
+  it('refuses a height far above the believed tip, but follows a node that moves a few blocks', async () => {
+    const n = await node(100);
+    const gw = await gateway(listEnv([n], { CHAIN_TIP_MAX_ADVANCE: '30' }));
+    expect((await read(gw, 1)).status).toBe(200);
+    n.setTipHeight(105);
+    expect((await read(gw, 2)).headers.get('x-canonical-stacks-tip-height')).toBe('105');
+    expect(gw.gateway.chain.known('testnet')?.height).toBe(105);
+    n.setTipHeight(1000);
+    const far = await read(gw, 3);
+    // The only upstream cannot be believed: the gateway says so instead of serving its state.
+    expect(far.status).toBe(502);
+    expect(far.body.error.details.reason).toBe('implausible chain tip height');
+    expect(gw.gateway.chain.known('testnet')?.height).toBe(105);
+  });
+});
