@@ -211,6 +211,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     staleIfErrorS: config.cacheStaleIfErrorS,
     staleMaxS: config.cacheStaleMaxS,
   });
+  readOnly.onCorrupt = () => metrics.storeCorrupt();
   // "consistent" batches pin to the tracker's current block (one shared /v2/info).
   const batch = new BatchService(readOnly, chain);
 

@@ -32,6 +32,7 @@ export class Metrics {
   readonly #upstreamLatency: Histogram<'network' | 'upstream' | 'kind'>;
   readonly #budgetWait: Histogram<'network' | 'upstream' | 'result'>;
   readonly #storeErrors: Counter<'op'>;
+  readonly #storeCorrupt: Counter;
   readonly #stale: Counter<'endpoint' | 'kind'>;
   readonly #backgroundRefreshes: Counter<'endpoint' | 'result'>;
   readonly #tipRefreshes: Counter<'network' | 'result'>;
@@ -91,6 +92,11 @@ export class Metrics {
       help: 'Time spent waiting for an upstream budget token, by network, upstream that granted it ("none" when rejected) and result (granted, rejected)',
       labelNames: ['network', 'upstream', 'result'],
       buckets: [0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.#storeCorrupt = new Counter({
+      name: 'clarity_cache_store_corrupt_total',
+      help: 'Stored entries found damaged (not one valid Clarity value): answered as misses, removed and fetched again',
       registers,
     });
     this.#storeErrors = new Counter({
@@ -238,6 +244,11 @@ export class Metrics {
 
   storeError(op: string): void {
     this.#storeErrors.inc({ op });
+  }
+
+  /** A stored entry found damaged: treated as a miss, removed and fetched again. */
+  storeCorrupt(): void {
+    this.#storeCorrupt.inc();
   }
 
   stale(endpoint: CacheEndpoint, kind: StaleServing): void {

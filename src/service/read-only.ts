@@ -113,6 +113,14 @@ export interface CurrencyProof {
   onKeptCurrent?(): void;
 }
 
+/** A stored entry's value did not decode: the entry is damaged, not the request. */
+class StoredEntryDamaged extends Error {}
+
+/** Errors that say a value is not one valid serialized Clarity value. */
+function isDamagedValueError(err: unknown): boolean {
+  return isGatewayError(err) && (err.code === 'DESERIALIZATION_ERROR' || err.code === 'INVALID_HEX_STRING');
+}
+
 /** Most functions whose dependencies are remembered (each a small set). */
 const MAX_REMEMBERED_DEPENDENCIES = 10_000;
 
@@ -140,7 +148,28 @@ export class ReadOnlyService {
    * after the cache lookup (a cached `(err ...)` raised as CONTRACT_ERROR) carries the
    * Cache-Status and Age headers in `headers`, so the answer still says where it came from.
    */
+  /** Told of every stored entry found damaged (metrics: clarity_cache_store_corrupt_total). */
+  onCorrupt: (() => void) | undefined;
+
   async answer(req: ReadOnlyRequest, text?: RequestText, rc?: RequestContext): Promise<RenderedAnswer> {
+    try {
+      return await this.#answer(req, text, rc);
+    } catch (err) {
+      if (!(err instanceof StoredEntryDamaged)) throw err;
+      // A stored value that is not one valid Clarity value (a damaged SQLite row, foreign bytes
+      // in Redis) is a miss: removed, counted, fetched again; never answered, never blamed on
+      // the client.
+      this.onCorrupt?.();
+      try {
+        await this.cache.invalidate(this.keyOf(req));
+      } catch {
+        // The refetch below replaces it anyway.
+      }
+      return this.#answer({ ...req, cacheControl: { ...req.cacheControl, bustCache: true } }, undefined, rc);
+    }
+  }
+
+  async #answer(req: ReadOnlyRequest, text?: RequestText, rc?: RequestContext): Promise<RenderedAnswer> {
     const result = await this.lookup(req, text, undefined, rc);
     const cache = lookupHeaders(result);
     const render = (): string => successBody(this.render(result.value, req));
@@ -155,6 +184,7 @@ export class ReadOnlyService {
               render,
             );
     } catch (err) {
+      if (result.entry !== undefined && isDamagedValueError(err)) throw new StoredEntryDamaged();
       throw isGatewayError(err) ? withHeaders(err, cache) : err;
     }
     return {
