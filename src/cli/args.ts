@@ -10,6 +10,7 @@ export interface ParsedArgs {
   readonly url: string | undefined;
   readonly raw: boolean;
   readonly help: boolean;
+  readonly version: boolean;
   readonly sender: string | undefined;
   readonly network: string | undefined;
   readonly fresh: boolean;
@@ -22,7 +23,7 @@ export class UsageError extends Error {
 }
 
 const VALUE_OPTIONS = ['url', 'sender', 'network', 'port', 'host'] as const;
-const FLAG_OPTIONS = ['raw', 'help', 'fresh'] as const;
+const FLAG_OPTIONS = ['raw', 'help', 'fresh', 'version'] as const;
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const positional: string[] = [];
@@ -60,6 +61,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     url: values['url'],
     raw: flags.has('raw'),
     help: flags.has('help'),
+    version: flags.has('version'),
     sender: values['sender'],
     network: values['network'],
     fresh: flags.has('fresh'),

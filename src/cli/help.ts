@@ -14,7 +14,8 @@ Options (anywhere on the line):
   --sender ADDR   call: the sender address of the call
   --network NET   call: mainnet or testnet (default: from the contract address)
   --fresh         call: bypass the cache (cacheControl.bustCache)
-  --help, -h      this text
+  --version       print the version and exit
+  --help, -h      this text (\`clarity-cache serve --help\`: every configuration variable)
 
 Arguments of call are Clarity literals, checked against the function's ABI:
   u100  -5  true  'SP…  'SP….name  "text"  u"text"  0x0102  none  (some u1)
@@ -25,13 +26,12 @@ Quote each argument for your shell: '"text"', "'SP….name", '{a: u1}'.
 Output: the decoded JSON on stdout. On an error, its code and message on stderr, and the
 exit status is 1 (the gateway or the network answered with an error) or 2 (bad command line).
 
-Examples:
-  clarity-cache serve
-  clarity-cache known --url http://localhost:3000
-  clarity-cache abi SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9.demo-token
-  clarity-cache call SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9.demo-token get-balance \\
-      "'SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7"
-  clarity-cache call SP….demo-dao get-proposal u1 --raw
+Examples: (each runs as it is against \`npm run demo\`)
+  clarity-cache known
+  clarity-cache abi ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.demo-token
+  clarity-cache call ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.demo-token get-balance "'ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5"
+  clarity-cache call ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.demo-dao get-proposal u1 --raw
+  clarity-cache call ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.demo-token get-name --fresh
   clarity-cache decode 0x0d0000000568656c6c6f
-  CLARITY_CACHE_URL=https://cache.example.org clarity-cache call SP….pool get-pair '{a: u1, b: "x"}'
+  clarity-cache serve --port 3100
 `;

@@ -7,6 +7,9 @@
  * fit the ABI), detected before the call is sent.
  */
 
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   ArgumentTypeError,
   ClarityCacheError,
@@ -25,6 +28,7 @@ import {
 } from '../client/index.js';
 import { renderConfigHelp } from '../config/docs.js';
 import type { Network } from '../network.js';
+import { redact, registerSecret } from '../observability/redact.js';
 import { type ParsedArgs, parseArgs, UsageError } from './args.js';
 import { HELP } from './help.js';
 
@@ -34,6 +38,8 @@ export interface CliIo {
   readonly env: Record<string, string | undefined>;
   /** Starts the gateway in this process (`serve`); resolves once it listens. */
   readonly serve?: () => Promise<void>;
+  /** The version `--version` prints (default: the package's). */
+  readonly version?: string;
 }
 
 export const DEFAULT_URL = 'http://localhost:3000';
@@ -60,6 +66,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return 2;
   }
   const [command, ...rest] = args.positional;
+  if (args.version) {
+    io.stdout(`${io.version ?? packageVersion()}\n`);
+    return 0;
+  }
   if (args.help && command === 'serve') {
     // The gateway's whole configuration, from the one declaration of its variables.
     io.stdout(`clarity-cache serve [--port N] [--host H]: start the gateway\n\n${renderConfigHelp()}\n`);
@@ -93,7 +103,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   } catch (err) {
     if (err instanceof InputError) {
       io.stderr(
-        `clarity-cache: ${err.code}: ${err.message}${err.code === 'USAGE_ERROR' ? ' (see clarity-cache --help)' : ''}\n`,
+        redact(
+          `clarity-cache: ${err.code}: ${err.message}${err.code === 'USAGE_ERROR' ? ' (see clarity-cache --help)' : ''}\n`,
+        ),
       );
       return 2;
     }
@@ -101,7 +113,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.stderr(describeError(err));
       return 1;
     }
-    throw err;
+    // Anything else (a network failure the client did not wrap, a bug): one line, never a stack.
+    io.stderr(redact(`clarity-cache: ERROR: ${err instanceof Error ? err.message : String(err)}\n`));
+    return 1;
   }
 }
 
@@ -120,22 +134,75 @@ function splitId(id: string) {
   }
 }
 
+/**
+ * The client for --url (or CLARITY_CACHE_URL). Credentials in the URL are sent as HTTP Basic
+ * authentication and never printed; a query or a fragment is a usage error (the client appends
+ * paths to the base URL, so either would end up in the middle of every request's URL). A base
+ * path (`http://h/cache/`) is kept.
+ */
 function client(args: ParsedArgs, io: CliIo) {
-  const baseUrl = args.url ?? io.env['CLARITY_CACHE_URL'] ?? DEFAULT_URL;
-  if (!/^https?:\/\//.test(baseUrl)) {
+  const given = args.url ?? io.env['CLARITY_CACHE_URL'] ?? DEFAULT_URL;
+  const from =
+    args.url !== undefined
+      ? '--url'
+      : io.env['CLARITY_CACHE_URL'] !== undefined
+        ? 'CLARITY_CACHE_URL'
+        : 'the default URL';
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
     throw new InputError(
       'USAGE_ERROR',
-      `--url must be an http:// or https:// URL, got ${JSON.stringify(baseUrl)}`,
+      `${from} must be an http:// or https:// URL, got ${JSON.stringify(redact(given))}`,
     );
   }
-  return createClient({ baseUrl });
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InputError(
+      'USAGE_ERROR',
+      `${from} must be an http:// or https:// URL, got ${JSON.stringify(redact(given))}`,
+    );
+  if (url.search !== '' || url.hash !== '' || given.includes('?') || given.includes('#'))
+    throw new InputError(
+      'USAGE_ERROR',
+      `${from} must not have a query or a fragment (a base path such as http://host/cache/ is fine)`,
+    );
+  const headers: Record<string, string> = {};
+  if (url.username !== '' || url.password !== '') {
+    const user = decodeURIComponent(url.username);
+    const password = decodeURIComponent(url.password);
+    registerSecret(password);
+    registerSecret(Buffer.from(`${user}:${password}`).toString('base64'));
+    headers['authorization'] = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+    url.username = '';
+    url.password = '';
+  }
+  return createClient({ baseUrl: url.href.replace(/\/+$/, ''), headers });
+}
+
+/** The package's version, from the package.json above this file (sources or bundle). */
+function packageVersion(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'clarity-cache' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // Not here: one level up.
+    }
+    dir = path.dirname(dir);
+  }
+  return 'unknown';
 }
 
 function describeError(err: ClarityCacheError): string {
   const status = err.status === 0 ? '' : ` (HTTP ${err.status})`;
   const details = err.details === undefined ? '' : `\n  details: ${JSON.stringify(err.details)}`;
   const id = err.id === undefined ? '' : `\n  id: ${err.id}`;
-  return `clarity-cache: ${err.code}${status}: ${err.message}${details}${id}\n`;
+  return redact(`clarity-cache: ${err.code}${status}: ${err.message}${details}${id}\n`);
 }
 
 /** Print the answer's data (or, with --raw, the whole envelope); an error envelope exits 1. */

@@ -26,6 +26,9 @@ export type Literal =
       readonly fields: ReadonlyArray<{ readonly name: string; readonly value: Literal }>;
     };
 
+const MAX_UINT128 = (1n << 128n) - 1n;
+const MIN_INT128 = -(1n << 127n);
+
 /** A literal that cannot be read; `position` is 0-based, `column` 1-based. */
 export class LiteralSyntaxError extends Error {
   readonly position: number;
@@ -122,12 +125,18 @@ class Parser {
       this.pos++;
       const digits = this.match(/[0-9]+/y)!;
       this.endOfWord(start);
+      // The syntax fixes the type: out of uint128's range is an error before any request.
+      if (BigInt(digits) > MAX_UINT128) this.fail(`u${digits} is above the largest uint (2^128 - 1)`, start);
       return { kind: 'uint', pos: start, digits };
     }
     if (/[-0-9]/.test(c)) {
       const digits = this.match(/-?[0-9]+/y);
       if (digits === undefined) this.fail('expected digits after "-"', start);
       this.endOfWord(start);
+      // A negative number is an int; any number is at most a uint: beyond either, no type fits.
+      const n = BigInt(digits);
+      if (n < MIN_INT128) this.fail(`${digits} is below the smallest int (-2^127)`, start);
+      if (n > MAX_UINT128) this.fail(`${digits} is above every integer type (at most 2^128 - 1)`, start);
       return { kind: 'int', pos: start, digits };
     }
     const word = this.match(NAME);

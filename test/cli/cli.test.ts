@@ -224,3 +224,72 @@ describe('clarity-cache as a process', () => {
     }
   });
 });
+
+describe('a command line that never surprises', () => {
+  it('prints the package version alone with --version', async () => {
+    const r = await cli(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    expect(r.stderr).toBe('');
+  });
+
+  it('refuses a literal out of its type’s range before any request (exit 2, 1-based position)', async () => {
+    const before = gatewayRequests;
+    for (const literal of [
+      'u340282366920938463463374607431768211456',
+      '-170141183460469231731687303715884105729',
+    ]) {
+      const r = await cli(['call', DEMO, 'get-balance', literal, '--url', gw.url]);
+      expect(r.code, literal).toBe(2);
+      expect(r.stderr).toContain('argument 1');
+    }
+    expect(gatewayRequests).toBe(before);
+  });
+
+  it('refuses a --url with a query or a fragment as a usage error, before any request', async () => {
+    const before = gatewayRequests;
+    for (const url of [`${gw.url}/?x=1`, `${gw.url}/#top`]) {
+      const r = await cli(['known', '--url', url]);
+      expect(r.code, url).toBe(2);
+      expect(r.stderr).toContain('query or a fragment');
+    }
+    expect(gatewayRequests).toBe(before);
+  });
+
+  it('sends credentials in --url as Basic authentication and never prints them', async () => {
+    const { createServer } = await import('node:http');
+    const seen: Array<string | undefined> = [];
+    const server = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          success: false,
+          error: { id: 'err_x', code: 'SERVICE_UNAVAILABLE', message: `no for ${req.url}` },
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const r = await cli(['known', '--url', `http://ops:Pa55-w0rd-x@127.0.0.1:${port}/cache/`]);
+      expect(r.code).toBe(1);
+      const basic = Buffer.from('ops:Pa55-w0rd-x').toString('base64');
+      expect(seen[0]).toBe(`Basic ${basic}`);
+      for (const text of [r.stdout, r.stderr]) {
+        expect(text).not.toContain('Pa55-w0rd-x');
+        expect(text).not.toContain(basic);
+      }
+      expect(r.stderr).toContain('SERVICE_UNAVAILABLE');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('ends a failure it did not expect in one line, never a stack trace', async () => {
+    const r = await cli(['known', '--url', 'http://127.0.0.1:9']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
