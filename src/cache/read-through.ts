@@ -318,7 +318,15 @@ export class ReadThroughCache {
           storedHere = await this.put(key, got.value, policy.ttlMs, this.#entryMeta(meta, policy));
         return got.value;
       },
-      read: () => this.peek(key),
+      // Another instance's entry counts only if it is fresh for this very request: the stale
+      // entry this load is replacing must never come back as its result.
+      read: async () => {
+        const entry = await this.peek(key);
+        if (entry === undefined) return undefined;
+        let judged = this.#judge(entry, policy);
+        if (judged instanceof Promise) judged = await judged;
+        return judged.fresh ? entry : undefined;
+      },
       get stores() {
         return storing();
       },

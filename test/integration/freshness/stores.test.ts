@@ -130,4 +130,30 @@ describe.skipIf(redis === undefined)('two instances on one Redis', () => {
     await expect.poll(async () => (await read(b, { maxBlocks: 0 })).body.data).toBe('101');
     expect(node.count('call-read')).toBe(1);
   });
+
+  it('never answers the stale entry a load is replacing as the coalesced result of another instance', async () => {
+    const redisUrl = `${redis?.url}/${++redisDb}`;
+    const env = storeEnv('redis', redisUrl);
+    const a = await gateway(env);
+    const b = await gateway(env);
+    expect((await read(a, { maxBlocks: 0 })).body.data).toBe('100');
+    node.mine(1);
+    // Both learn the new tip from an answer of their own.
+    await read(a, { bustCache: true, skipCache: true }, 'balance');
+    await read(b, { bustCache: true, skipCache: true }, 'balance');
+    node.resetStats();
+    node.gate({ kind: 'call-read' });
+    // a leads the refetch (held at the node); b, asking meanwhile, must not take the stale
+    // entry in the shared store as a's result.
+    const fromA = read(a, { maxBlocks: 0 });
+    await node.waitForRequests(1, { kind: 'call-read' });
+    const fromB = read(b, { maxBlocks: 0 });
+    // b is waiting for a's load (its own load of the key is under way, held by the coalescer).
+    await expect.poll(() => b.gateway.cache.inflight).toBe(1);
+    node.release();
+    const [ra, rb] = await Promise.all([fromA, fromB]);
+    expect(ra.body.data).toBe('101');
+    expect(rb.body.data).toBe('101');
+    expect(rb.headers.get('cache-status')).not.toContain('hit');
+  });
 });
