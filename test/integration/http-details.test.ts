@@ -277,7 +277,9 @@ describe('CORS', () => {
     expect(res.status).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('*');
     expect(res.headers['access-control-allow-methods']).toBe('GET, POST, OPTIONS');
-    expect(res.headers['access-control-allow-headers']).toBe('content-type');
+    expect(res.headers['access-control-allow-headers']).toBe(
+      'content-type, authorization, x-api-key, x-hiro-product, x-hiro-version, accept',
+    );
     // addr.name and trailing-slash forms are the same route.
     const dotted = await rawExchange(
       gw.url,
