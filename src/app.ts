@@ -286,6 +286,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     });
   }
   await app.register(opsRoutes, {
+    tipHeight: (network) => chain?.known(network)?.height,
     observer: observer === undefined ? undefined : () => observer.status(),
     store,
     metrics,

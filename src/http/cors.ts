@@ -14,7 +14,8 @@ export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
  * those node clients such as stacks.js send (its `x-hiro-product` and `x-hiro-version`), and
  * an API key in `x-api-key` or `authorization` (docs/access-control.md).
  */
-export const CORS_ALLOW_HEADERS = 'content-type, authorization, x-api-key, x-hiro-product, x-hiro-version, accept';
+export const CORS_ALLOW_HEADERS =
+  'content-type, authorization, x-api-key, x-hiro-product, x-hiro-version, accept';
 export const CORS_EXPOSE_HEADERS = 'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height';
 /** How long a browser may reuse a preflight answer (seconds). */
 const PREFLIGHT_MAX_AGE = '600';

@@ -225,6 +225,35 @@ export class Metrics {
     const tally = this.#cacheTallies.get(key);
     if (tally === undefined) this.#cacheTallies.set(key, { labels: { endpoint, outcome }, n: 1 });
     else tally.n++;
+    const slot = this.#recentSlot();
+    slot.lookups++;
+    if (outcome === 'hit') slot.hits++;
+  }
+
+  /** Lookups and hits per 10-second slot over the last minute (the /ready page's hit ratio). */
+  readonly #recent: { start: number; hits: number; lookups: number }[] = [];
+
+  #recentSlot(): { start: number; hits: number; lookups: number } {
+    const start = Math.floor(Date.now() / 10_000) * 10_000;
+    const last = this.#recent[this.#recent.length - 1];
+    if (last !== undefined && last.start === start) return last;
+    const slot = { start, hits: 0, lookups: 0 };
+    this.#recent.push(slot);
+    if (this.#recent.length > 7) this.#recent.shift();
+    return slot;
+  }
+
+  /** Cache lookups and hits of the last minute (six 10-second slots). */
+  recentCache(): { hits: number; lookups: number } {
+    const since = Date.now() - 60_000;
+    let hits = 0;
+    let lookups = 0;
+    for (const slot of this.#recent) {
+      if (slot.start + 10_000 <= since) continue;
+      hits += slot.hits;
+      lookups += slot.lookups;
+    }
+    return { hits, lookups };
   }
 
   upstreamAttempt(event: AttemptEvent): void {

@@ -49,9 +49,9 @@ describe('a node client in the browser', () => {
           'x-api-key': 'not-needed-here',
         },
       });
-      return { status: res.status, body: await res.json() };
+      return { status: res.status, body: (await res.json()) as { functions: { name: string }[] } };
     }, `${gw.url}/v2/contracts/interface/${MAINNET_ADDR}/demo`);
     expect(result.status).toBe(200);
-    expect(result.body.functions.map((f: { name: string }) => f.name)).toContain('get-balance');
+    expect(result.body.functions.map((f) => f.name)).toContain('get-balance');
   });
 });

@@ -9,11 +9,22 @@ import { probeStore } from '../../cache/stores/health.js';
 import type { EventObserverStatus } from '../../chain/observer/start.js';
 import { NETWORKS } from '../../config/index.js';
 import { GatewayError } from '../../errors.js';
+import type { Network } from '../../network.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { UpstreamHealth } from '../../observability/upstream-health.js';
 import { sendError } from '../error-handler.js';
+import { readyPage } from '../ready-page.js';
+
+/** A browser navigating asks for HTML before anything else; API clients (curl: `*\/*`) do not. */
+function wantsHtml(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const first = accept.split(',')[0]?.trim().toLowerCase() ?? '';
+  return first.startsWith('text/html');
+}
 
 export interface OpsOptions {
+  /** Each network's believed tip height, for the page. */
+  readonly tipHeight?: ((network: Network) => number | undefined) | undefined;
   readonly store: CacheStore;
   readonly metrics: Metrics;
   readonly upstream: UpstreamHealth;
@@ -93,12 +104,33 @@ export const opsRoutes: FastifyPluginAsyncTypebox<OpsOptions> = async (app, opts
       const upstream = Object.fromEntries(NETWORKS.map((n) => [n, opts.upstream.state(n)]));
       const healthy =
         store.ok && Object.values(upstream).every((u) => u.state === 'up' || u.state === 'unknown');
+      const status = healthy ? ('ready' as const) : ('degraded' as const);
+      const observer = opts.observer === undefined ? undefined : observerCheck(opts.observer());
+      // A person's browser asks for HTML first: the same facts as a page (src/http/ready-page.ts).
+      if (wantsHtml(request.headers.accept)) {
+        // A string is sent as it is (the JSON schema serializes objects only).
+        return reply.type('text/html; charset=utf-8').send(
+          readyPage({
+            status,
+            store,
+            networks: NETWORKS.map((n) => ({
+              network: n,
+              state: upstream[n]!.state,
+              tipHeight: opts.tipHeight?.(n),
+              upstreams: opts.upstream.upstreams(n),
+            })),
+            entriesInMemory: opts.store.hotEntries?.() ?? 0,
+            recent: opts.metrics.recentCache(),
+            observer: observer?.lastBlock,
+          }) as never,
+        );
+      }
       return ok({
-        status: healthy ? ('ready' as const) : ('degraded' as const),
+        status,
         checks: {
           store,
           upstream,
-          ...(opts.observer === undefined ? {} : { observer: observerCheck(opts.observer()) }),
+          ...(observer === undefined ? {} : { observer }),
         },
       });
     },
