@@ -20,7 +20,7 @@ export interface ReadyPageFacts {
   readonly observer?: { readonly height: number; readonly ageMs: number } | undefined;
 }
 
-const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function readyPage(f: ReadyPageFacts): string {
   const ratio =
@@ -28,29 +28,29 @@ export function readyPage(f: ReadyPageFacts): string {
   const rows = f.networks
     .flatMap((n) =>
       n.upstreams.length === 0
-        ? [`<tr><td>${escape(n.network)}</td><td colspan="4">${escape(n.state)}</td></tr>`]
+        ? [`<tr><td>${escapeHtml(n.network)}</td><td colspan="4">${escapeHtml(n.state)}</td></tr>`]
         : n.upstreams.map(
             (u) =>
-              `<tr><td>${escape(n.network)}</td><td>${escape(u.id)}<br><small>${escape(u.url)}</small></td><td class="${escape(u.state)}">${escape(u.state)}</td><td>${u.latencyMs === undefined ? '—' : `${Math.round(u.latencyMs)} ms`}</td><td>${u.tipHeight === undefined ? '—' : u.tipHeight.toLocaleString('en-US')}</td></tr>`,
+              `<tr><td>${escapeHtml(n.network)}</td><td>${escapeHtml(u.id)}<br><small>${escapeHtml(u.url)}</small></td><td class="${escapeHtml(u.state)}">${escapeHtml(u.state)}</td><td>${u.latencyMs === undefined ? '—' : `${Math.round(u.latencyMs)} ms`}</td><td>${u.tipHeight === undefined ? '—' : u.tipHeight.toLocaleString('en-US')}</td></tr>`,
           ),
     )
     .join('\n');
   const tips = f.networks
     .map(
       (n) =>
-        `<li>${escape(n.network)}: ${n.tipHeight === undefined ? 'not known yet' : `block ${n.tipHeight.toLocaleString('en-US')}`}</li>`,
+        `<li>${escapeHtml(n.network)}: ${n.tipHeight === undefined ? 'not known yet' : `block ${n.tipHeight.toLocaleString('en-US')}`}</li>`,
     )
     .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="10"><title>clarity-cache: ${escape(f.status)}</title>
+<meta http-equiv="refresh" content="10"><title>clarity-cache: ${escapeHtml(f.status)}</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;margin:1rem auto;max-width:60rem;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}.ok,.up{color:#0a6b2d}.open,.down,.implausible{color:#a30d0d}.lagging,.degraded{color:#8a5a00}</style>
 </head><body>
-<h1>clarity-cache is <span class="${escape(f.status)}">${escape(f.status)}</span></h1>
+<h1>clarity-cache is <span class="${escapeHtml(f.status)}">${escapeHtml(f.status)}</span></h1>
 <h2>Chain tip</h2><ul>${tips}</ul>
 ${f.observer === undefined ? '' : `<p>Event observer: last block ${f.observer.height.toLocaleString('en-US')}, ${Math.round(f.observer.ageMs / 1000)} s ago.</p>`}
 <h2>Cache</h2>
-<p>Store: ${escape(f.store.kind)} (${f.store.ok ? 'reachable' : `unreachable${f.store.error === undefined ? '' : `: ${escape(f.store.error)}`}`}); ${f.entriesInMemory.toLocaleString('en-US')} entries in memory; hit ratio over the last minute: ${ratio} (${f.recent.hits.toLocaleString('en-US')} of ${f.recent.lookups.toLocaleString('en-US')} lookups).</p>
+<p>Store: ${escapeHtml(f.store.kind)} (${f.store.ok ? 'reachable' : `unreachable${f.store.error === undefined ? '' : `: ${escapeHtml(f.store.error)}`}`}); ${f.entriesInMemory.toLocaleString('en-US')} entries in memory; hit ratio over the last minute: ${ratio} (${f.recent.hits.toLocaleString('en-US')} of ${f.recent.lookups.toLocaleString('en-US')} lookups).</p>
 <h2>Upstreams</h2>
 <table><thead><tr><th>network</th><th>upstream</th><th>state</th><th>latency</th><th>tip</th></tr></thead><tbody>
 ${rows}

@@ -35,7 +35,7 @@ describe('/ready for people', () => {
     for (let i = 0; i < 4; i++) expect((await request(url, { body })).status).toBe(200);
     await browser.page.setViewportSize({ width: 390, height: 800 });
     await browser.page.goto(`${gw.url}/ready`);
-    const text = await browser.page.locator('body').innerText();
+    const text = (await browser.page.locator('body').textContent()) ?? '';
     expect(text).toMatch(/clarity-cache is (ready|degraded)/);
     expect(text).toContain('mainnet: block 182,340');
     // Five lookups: the ABI's (a miss), the call's miss, then three hits.
