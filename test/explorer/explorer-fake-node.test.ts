@@ -269,3 +269,22 @@ describe('the explorer page on the fake node', () => {
     expect(browser.pageErrors, JSON.stringify(browser.pageErrors)).toEqual([]);
   });
 });
+
+describe('the contract in the URL', () => {
+  it('opens a link to a contract, and Back and Forward move between loaded contracts', async () => {
+    const page = browser.page;
+    const ui = explorer(page);
+    // A link to a contract loads it.
+    await page.goto(`${gw.url}/explorer#${encodeURIComponent(CONTRACT)}`);
+    await ui.fn('get-balance').waitFor();
+    // Loading another one is a history entry.
+    await ui.load(OTHER, 'get-info');
+    expect(decodeURIComponent(new URL(page.url()).hash.slice(1))).toBe(OTHER);
+    await page.goBack();
+    await ui.fn('get-balance').waitFor();
+    expect(await page.getByRole('textbox', { name: 'Contract', exact: true }).inputValue()).toBe(CONTRACT);
+    await page.goForward();
+    await ui.fn('get-info').waitFor();
+    expect(await page.getByRole('textbox', { name: 'Contract', exact: true }).inputValue()).toBe(OTHER);
+  });
+});

@@ -177,8 +177,14 @@ function functionRegion(contractId: string, fn: ContractAbi['functions'][number]
   return el('section', { class: 'fn', 'aria-labelledby': heading.id }, heading, form);
 }
 
-async function loadContract(contractId: string): Promise<void> {
+/**
+ * Load a contract's functions. The contract is in the URL (`#addr.name`): each load the user
+ * asks for is a history entry, so Back and Forward move between contracts and a link opens one;
+ * a load that follows the URL (Back, Forward, a pasted link) adds none.
+ */
+async function loadContract(contractId: string, fromUrl = false): Promise<void> {
   const id = contractId.trim();
+  if (!fromUrl && currentHash() !== id) history.pushState(null, '', `#${encodeURIComponent(id)}`);
   contractInput.value = id;
   functions.replaceChildren();
   status.textContent = `Loading ${id}…`;
@@ -199,7 +205,6 @@ async function loadContract(contractId: string): Promise<void> {
       ...readOnly.map((fn) => functionRegion(id, fn)),
     );
     status.textContent = `Loaded ${id}: ${readOnly.length} read-only function${readOnly.length === 1 ? '' : 's'}.`;
-    if (window.location.hash !== `#${id}`) history.replaceState(null, '', `#${id}`);
     void refreshKnown();
   });
   if (status.textContent?.startsWith('Loading')) status.textContent = `Could not load ${id}.`;
@@ -249,6 +254,25 @@ byId<HTMLFormElement>('decode-form').addEventListener('submit', (event) => {
   });
 });
 
+/** The contract the URL names (`#addr.name`), or '' when none. */
+function currentHash(): string {
+  try {
+    return decodeURIComponent(window.location.hash.slice(1));
+  } catch {
+    return '';
+  }
+}
+
+// Back, Forward, and a link to `#addr.name` on this page: load what the URL names.
+window.addEventListener('popstate', () => {
+  const id = currentHash();
+  if (id.includes('.') && id !== contractInput.value.trim()) void loadContract(id, true);
+});
+window.addEventListener('hashchange', () => {
+  const id = currentHash();
+  if (id.includes('.') && id !== contractInput.value.trim()) void loadContract(id, true);
+});
+
 void refreshKnown();
-const initial = decodeURIComponent(window.location.hash.slice(1));
-if (initial.includes('.')) void loadContract(initial);
+const initial = currentHash();
+if (initial.includes('.')) void loadContract(initial, true);
