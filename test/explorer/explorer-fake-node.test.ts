@@ -246,7 +246,7 @@ describe('the explorer page on the fake node', () => {
     await page.keyboard.type(CONTRACT);
     await page.keyboard.press('Enter');
     await ui.fn('get-balance').waitFor();
-    // Tab from the Load button reaches the Sender field, then the first function's first field.
+    // Tab from the Load button reaches the Sender and API key fields, then the first function's first field.
     await page.getByRole('button', { name: 'Load', exact: true }).focus();
     // Runs in the page; typed structurally because the test program has no DOM library.
     type PageGlobal = { document: { activeElement: { getAttribute(n: string): string | null } | null } };
@@ -254,6 +254,8 @@ describe('the explorer page on the fake node', () => {
       page.evaluate(() => (globalThis as unknown as PageGlobal).document.activeElement?.getAttribute('name'));
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('sender');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('api-key');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('who');
     await page.keyboard.type(MAINNET_ADDR);

@@ -17,7 +17,13 @@ import {
   type SimpleValue,
 } from '../../client/index.js';
 
-const client = createClient({ baseUrl: new URL('.', window.location.href).href });
+const baseUrl = new URL('.', window.location.href).href;
+
+/** The client for one call: with the API key field's value as X-API-Key when it is filled. */
+function api() {
+  const key = (document.getElementById('api-key') as HTMLInputElement | null)?.value.trim() ?? '';
+  return createClient({ baseUrl, headers: key === '' ? {} : { 'x-api-key': key } });
+}
 
 function byId<T extends HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -171,7 +177,7 @@ function functionRegion(contractId: string, fn: ContractAbi['functions'][number]
       }
       const sender = senderInput.value.trim();
       const options = sender === '' ? {} : { senderAddress: sender.replace(/^'/, '') };
-      showResponse(title, await client.raw.readOnly(contractId, fn.name, args, options));
+      showResponse(title, await api().raw.readOnly(contractId, fn.name, args, options));
     });
   });
   return el('section', { class: 'fn', 'aria-labelledby': heading.id }, heading, form);
@@ -189,7 +195,7 @@ async function loadContract(contractId: string, fromUrl = false): Promise<void> 
   functions.replaceChildren();
   status.textContent = `Loading ${id}…`;
   await guarded(`Loading ${id}`, async () => {
-    const response = await client.raw.abi(id);
+    const response = await api().raw.abi(id);
     const env = response.envelope;
     if (!env.success) {
       status.textContent = `Could not load ${id}.`;
@@ -212,7 +218,7 @@ async function loadContract(contractId: string, fromUrl = false): Promise<void> 
 
 async function refreshKnown(): Promise<void> {
   try {
-    const data = await client.knownContracts();
+    const data = await api().knownContracts();
     const entries = data.contracts.cached.map((c) => {
       const id = `${c.contractAddress}.${c.contractName}`;
       const button = el('button', { type: 'button' }, id);
@@ -249,7 +255,7 @@ byId<HTMLFormElement>('decode-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const text = byId<HTMLInputElement>('clarity-value').value;
   void guarded('Decoding', async () => {
-    const response = await client.raw.decode(decodeInput(text) as string);
+    const response = await api().raw.decode(decodeInput(text) as string);
     showResponse('Decoded value', response, (d) => d.decoded);
   });
 });
