@@ -205,6 +205,13 @@ function problem(m: string, res: RawResponse): string | undefined {
   if (status === 204) return m === 'OPTIONS' && res.bodyText === '' ? undefined : 'unexpected 204';
   // HEAD answers carry no body, except a parser-level refusal, which closes the connection.
   if (m === 'HEAD' && res.bodyText === '') return undefined;
+  // Pages for people (the /ready status page for a browser's Accept: text/html) are HTML.
+  if (
+    status === 200 &&
+    (res.headers['content-type'] ?? '').startsWith('text/html') &&
+    res.bodyText.startsWith('<!doctype html>')
+  )
+    return undefined;
   const body = res.body;
   if (typeof body !== 'object' || body === null) return `not JSON: ${res.bodyText.slice(0, 200)}`;
   if (status < 400) {
