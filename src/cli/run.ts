@@ -22,7 +22,7 @@ import {
   parseClarityLiteral,
   type SimpleValue,
   splitContractId,
-} from '../client/index.js';
+} from '../../client/src/index.js';
 import { renderConfigHelp } from '../config/docs.js';
 import type { Network } from '../network.js';
 import { type ParsedArgs, parseArgs, UsageError } from './args.js';
