@@ -45,6 +45,11 @@ function clip(s: string): string {
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
 
+/** The bounds of Clarity's 128-bit integers. */
+export const UINT_MAX = 2n ** 128n - 1n;
+export const INT_MAX = 2n ** 127n - 1n;
+export const INT_MIN = -(2n ** 127n);
+
 /** Deepest nesting accepted: Clarity's own limit, so no input can exhaust the stack. */
 const MAX_DEPTH = 32;
 const NAME = /[a-zA-Z][a-zA-Z0-9_!?+<>=/*-]*/y;
@@ -122,12 +127,18 @@ class Parser {
       this.pos++;
       const digits = this.match(/[0-9]+/y)!;
       this.endOfWord(start);
+      // The `u` makes it a uint whatever the ABI says: out of range is known now.
+      if (BigInt(digits) > UINT_MAX)
+        this.fail(`u${clip(digits)} is larger than the largest uint, u${UINT_MAX}`, start);
       return { kind: 'uint', pos: start, digits };
     }
     if (/[-0-9]/.test(c)) {
       const digits = this.match(/-?[0-9]+/y);
       if (digits === undefined) this.fail('expected digits after "-"', start);
       this.endOfWord(start);
+      // A minus sign makes it an int whatever the ABI says: out of range is known now.
+      if (BigInt(digits) < INT_MIN)
+        this.fail(`${clip(digits)} is smaller than the smallest int, ${INT_MIN}`, start);
       return { kind: 'int', pos: start, digits };
     }
     const word = this.match(NAME);
