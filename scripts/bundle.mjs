@@ -4,8 +4,9 @@
 //   one file starts several times faster;
 // - the explorer page (src/explorer/page) into dist/explorer/ beside the server, which
 //   serves it from there;
-// - the typed client (src/client) into dist/client.mjs (`clarity-cache/client`), for Node
-//   and browsers alike, and the command line (src/cli) into dist/cli.mjs (the `bin`).
+// - the typed client (client/src, also its own package clarity-cache-client) into
+//   dist/client.mjs, so that `clarity-cache/client` gives the same module, for Node and
+//   browsers alike; the command line (src/cli) into dist/cli.mjs (the `bin`).
 // The tests run the sources (tsx); the bundle tests run this output.
 //
 //   node scripts/bundle.mjs                  everything into dist/
@@ -49,7 +50,7 @@ await unregister();
 
 if (!serverOnly) {
   await build({
-    entryPoints: [`${root}/src/client/index.ts`],
+    entryPoints: [`${root}/client/src/index.ts`],
     outfile: `${outdir}/client.mjs`,
     bundle: true,
     // fetch only, no Node built-ins: the same file runs in browsers.

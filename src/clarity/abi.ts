@@ -275,11 +275,12 @@ export function checkArguments(args: ClarityValue[], fn: AbiFunction, contractId
     if (found !== undefined) {
       throw new GatewayError(
         'INVALID_ARGUMENTS',
-        `${found.path}: ${found.reason} (argument ${i}, "${param.name}", of ${contractId}::${fn.name} is ${describeType(param.type)})`,
+        `${found.path}: ${found.reason} (argument ${i + 1}, "${param.name}", of ${contractId}::${fn.name} is ${describeType(param.type)})`,
         {
           function: fn.name,
           contract: contractId,
-          argument: i,
+          // Counted from 1, as people count (the path is a JSON path, from 0).
+          argument: i + 1,
           name: param.name,
           expected: param.type,
           path: found.path,

@@ -1,8 +1,8 @@
 /**
  * The command line's arguments: options may stand anywhere on the line (`--url` before or
  * after the command), `--name value` or `--name=value`; `--` ends the options. A token that
- * starts with "-" but is not an option (`-5`) is a positional argument, since negative
- * integer literals are ordinary Clarity arguments.
+ * starts with "-" followed by a digit (`-5`) is a positional argument, since negative integer
+ * literals are ordinary Clarity arguments; any other unknown option is a usage error.
  */
 
 export interface ParsedArgs {
@@ -41,6 +41,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     }
     const m = /^--([a-z-]+)(?:=(.*))?$/s.exec(token);
     if (m === null) {
+      if (/^-(?![0-9])./s.test(token)) throw new UsageError(`unknown option ${clip(token)}`);
       positional.push(token);
       continue;
     }
@@ -53,7 +54,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       if (value === undefined || value === '') throw new UsageError(`--${name} needs a value`);
       values[name] = value;
     } else {
-      throw new UsageError(`unknown option --${name}`);
+      throw new UsageError(`unknown option --${clip(name)}`);
     }
   }
   return {
@@ -68,4 +69,10 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     port: values['port'],
     host: values['host'],
   };
+}
+
+/** An option as typed, shortened: never a whole pasted secret in an error message. */
+function clip(text: string): string {
+  const name = text.split('=')[0]!;
+  return name.length > 40 ? `${name.slice(0, 37)}...` : name;
 }

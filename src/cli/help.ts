@@ -1,37 +1,69 @@
-/** The command line's --help text. */
+/**
+ * The command line's help texts: `clarity-cache --help`, and `clarity-cache serve --help`,
+ * whose configuration table comes from the one declaration of the gateway's variables
+ * (src/config/docs.ts). This file is the one place either text comes from.
+ *
+ * Every line of the Examples section is a complete command that, with `npm run demo` running
+ * on its default ports, exits 0 and prints JSON (`serve` starts a gateway that answers
+ * /health); test/cli/help-examples.test.ts runs each one.
+ */
+import { renderConfigHelp } from '../config/docs.js';
+
+/** The demo's deployer (src/devnet/accounts.ts): its contracts are there whenever the demo runs. */
+const DEPLOYER = 'ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM';
+const WALLET_1 = 'ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5';
+
+export const EXAMPLES: readonly string[] = [
+  'clarity-cache serve',
+  'clarity-cache known',
+  `clarity-cache abi ${DEPLOYER}.demo-token`,
+  `clarity-cache call ${DEPLOYER}.demo-token get-balance "'${WALLET_1}"`,
+  `clarity-cache call ${DEPLOYER}.demo-token get-name --raw`,
+  `clarity-cache call ${DEPLOYER}.demo-dao get-proposal u1`,
+  `clarity-cache call ${DEPLOYER}.demo-dao preview-proposal '"Docs"' 'u"Écrire la doc"' -5 '(list "docs" "ops")' 0x0102 none --sender ${WALLET_1}`,
+  'clarity-cache decode 0x0d0000000568656c6c6f',
+  `clarity-cache call ${DEPLOYER}.demo-token get-total-supply --url http://localhost:3000`,
+  `CLARITY_CACHE_URL=http://localhost:3000 clarity-cache call ${DEPLOYER}.demo-nft get-owner u1 --fresh`,
+];
+
 export const HELP = `clarity-cache: the clarity-cache gateway, and a command line for it
 
 Usage:
-  clarity-cache serve [--port N] [--host H]       start the gateway (configured by environment variables)
+  clarity-cache serve [--port N] [--host H]       start the gateway (configured by environment variables;
+                                                  clarity-cache serve --help lists them)
   clarity-cache call <addr.name> <function> [args...]   call a read-only function
   clarity-cache abi <addr.name>                   print a contract's ABI
   clarity-cache known                             list the contracts whose ABI the gateway holds
   clarity-cache decode <hex>                      decode a serialized Clarity value
+  clarity-cache --version                         print the version
 
 Options (anywhere on the line):
-  --url URL       the gateway (default: $CLARITY_CACHE_URL, else http://localhost:3000)
+  --url URL       the gateway's base URL (default: $CLARITY_CACHE_URL, else http://localhost:3000);
+                  a path is kept (https://example.org/cache/), a query or a fragment is refused;
+                  credentials in it (https://user:password@host/) are sent as HTTP Basic
+                  authentication and never printed
   --raw           print the whole response envelope instead of its data
   --sender ADDR   call: the sender address of the call
   --network NET   call: mainnet or testnet (default: from the contract address)
   --fresh         call: bypass the cache (cacheControl.bustCache)
-  --version       print the version and exit
-  --help, -h      this text (\`clarity-cache serve --help\`: every configuration variable)
+  --help, -h      this text
+  --version       the version alone
 
 Arguments of call are Clarity literals, checked against the function's ABI:
   u100  -5  true  'SP…  'SP….name  "text"  u"text"  0x0102  none  (some u1)
   (ok u1)  (err u1)  (list u1 u2)  {a: u1, b: "x"}
-A literal that is not valid is refused before any request, naming its position.
+Arguments are counted from 1. A literal that is not valid, or out of its type's range, is
+refused before any request, naming the argument and the position in it.
 Quote each argument for your shell: '"text"', "'SP….name", '{a: u1}'.
 
 Output: the decoded JSON on stdout. On an error, its code and message on stderr, and the
-exit status is 1 (the gateway or the network answered with an error) or 2 (bad command line).
+exit status is 2 for a wrong command line (found before any request), else 1.
 
-Examples: (each runs as it is against \`npm run demo\`)
-  clarity-cache known
-  clarity-cache abi ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.demo-token
-  clarity-cache call ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.demo-token get-balance "'ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5"
-  clarity-cache call ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.demo-dao get-proposal u1 --raw
-  clarity-cache call ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.demo-token get-name --fresh
-  clarity-cache decode 0x0d0000000568656c6c6f
-  clarity-cache serve --port 3100
+Examples (each runs as written against \`npm run demo\`):
+${EXAMPLES.map((line) => `  ${line}`).join('\n')}
 `;
+
+/** `clarity-cache serve --help`: the gateway's whole configuration, from the one declaration of its variables. */
+export function serveHelp(): string {
+  return `clarity-cache serve [--port N] [--host H]: start the gateway\n\n${renderConfigHelp()}\n`;
+}

@@ -2,14 +2,13 @@
  * The command line's commands, apart from process plumbing (main.ts), so that tests can run
  * them in-process: `run(argv, io)` resolves with the exit status.
  *
- * Exit status: 0 success; 1 the gateway answered with an error envelope, or no answer came;
- * 2 the command line itself is wrong (usage, a malformed literal, an argument that does not
- * fit the ABI), detected before the call is sent.
+ * Exit status: 0 success; 1 the gateway answered with an error envelope, no answer came, or
+ * the answer was not what the command asked for; 2 the command line itself is wrong (usage,
+ * a bad --url, a malformed or out-of-range literal, an argument that does not fit the ABI),
+ * detected before the call is sent. Whatever happens, stderr gets one line with a code and a
+ * message, never a stack trace.
  */
 
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   ArgumentTypeError,
   ClarityCacheError,
@@ -25,12 +24,12 @@ import {
   parseClarityLiteral,
   type SimpleValue,
   splitContractId,
-} from '../client/index.js';
-import { renderConfigHelp } from '../config/docs.js';
+} from '../../client/src/index.js';
 import type { Network } from '../network.js';
-import { redact, registerSecret } from '../observability/redact.js';
 import { type ParsedArgs, parseArgs, UsageError } from './args.js';
-import { HELP } from './help.js';
+import { gatewayTarget } from './gateway-url.js';
+import { HELP, serveHelp } from './help.js';
+import { VERSION } from './version.js';
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -38,11 +37,9 @@ export interface CliIo {
   readonly env: Record<string, string | undefined>;
   /** Starts the gateway in this process (`serve`); resolves once it listens. */
   readonly serve?: () => Promise<void>;
-  /** The version `--version` prints (default: the package's). */
-  readonly version?: string;
 }
 
-export const DEFAULT_URL = 'http://localhost:3000';
+export { DEFAULT_URL } from './gateway-url.js';
 
 /** A problem found before any request: printed with a code, exit status 2. */
 class InputError extends Error {
@@ -56,56 +53,20 @@ class InputError extends Error {
 
 const json = (v: unknown): string => `${JSON.stringify(v, null, 2)}\n`;
 
+/** An answer that is an envelope but not what the command asked for (--url names something else). */
+class UnexpectedAnswer extends Error {}
+
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  let args: ParsedArgs;
   try {
-    args = parseArgs(argv);
+    return await runCommand(argv, io);
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.stderr(`clarity-cache: USAGE_ERROR: ${err.message} (see clarity-cache --help)\n`);
-    return 2;
-  }
-  const [command, ...rest] = args.positional;
-  if (args.version) {
-    io.stdout(`${io.version ?? packageVersion()}\n`);
-    return 0;
-  }
-  if (args.help && command === 'serve') {
-    // The gateway's whole configuration, from the one declaration of its variables.
-    io.stdout(`clarity-cache serve [--port N] [--host H]: start the gateway\n\n${renderConfigHelp()}\n`);
-    return 0;
-  }
-  if (args.help || command === 'help') {
-    io.stdout(HELP);
-    return 0;
-  }
-  try {
-    switch (command) {
-      case 'serve':
-        return await serve(args, rest, io);
-      case 'call':
-        return await call(args, rest, io);
-      case 'abi':
-        need(rest, 1, 'abi <addr.name>');
-        splitId(rest[0]!);
-        return print(await client(args, io).raw.abi(rest[0]!), args, io, (d) => d);
-      case 'known':
-        need(rest, 0, 'known');
-        return print(await client(args, io).raw.knownContracts(), args, io, (d) => d);
-      case 'decode':
-        need(rest, 1, 'decode <hex>');
-        return print(await client(args, io).raw.decode(rest[0]!), args, io, (d) => d.decoded);
-      case undefined:
-        throw new InputError('USAGE_ERROR', 'no command given');
-      default:
-        throw new InputError('USAGE_ERROR', `unknown command ${JSON.stringify(command)}`);
+    if (err instanceof UsageError) {
+      io.stderr(`clarity-cache: USAGE_ERROR: ${err.message} (see clarity-cache --help)\n`);
+      return 2;
     }
-  } catch (err) {
     if (err instanceof InputError) {
       io.stderr(
-        redact(
-          `clarity-cache: ${err.code}: ${err.message}${err.code === 'USAGE_ERROR' ? ' (see clarity-cache --help)' : ''}\n`,
-        ),
+        `clarity-cache: ${err.code}: ${err.message}${err.code === 'USAGE_ERROR' ? ' (see clarity-cache --help)' : ''}\n`,
       );
       return 2;
     }
@@ -113,9 +74,63 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       io.stderr(describeError(err));
       return 1;
     }
-    // Anything else (a network failure the client did not wrap, a bug): one line, never a stack.
-    io.stderr(redact(`clarity-cache: ERROR: ${err instanceof Error ? err.message : String(err)}\n`));
+    if (err instanceof UnexpectedAnswer) {
+      io.stderr(`clarity-cache: UNEXPECTED_ANSWER: ${err.message}\n`);
+      return 1;
+    }
+    // A bug of this program: still one line, never a stack trace.
+    io.stderr(`clarity-cache: INTERNAL_ERROR: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
+  }
+}
+
+async function runCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  const args = parseArgs(argv);
+  const [command, ...rest] = args.positional;
+  if (args.help && command === 'serve') {
+    io.stdout(serveHelp());
+    return 0;
+  }
+  if (args.help || command === 'help') {
+    io.stdout(HELP);
+    return 0;
+  }
+  if (args.version) {
+    io.stdout(`${VERSION}\n`);
+    return 0;
+  }
+  switch (command) {
+    case 'serve':
+      return await serve(args, rest, io);
+    case 'call':
+      return await call(args, rest, io);
+    case 'abi': {
+      need(rest, 1, 'abi <addr.name>');
+      splitId(rest[0]!);
+      const gateway = client(args, io);
+      return print(await gateway.raw.abi(rest[0]!), args, io, (d) => expectAbi(d, gateway.baseUrl));
+    }
+    case 'known': {
+      need(rest, 0, 'known');
+      const gateway = client(args, io);
+      return print(await gateway.raw.knownContracts(), args, io, (d) =>
+        expect(d, isKnownContracts, 'a list of known contracts', gateway.baseUrl),
+      );
+    }
+    case 'decode': {
+      need(rest, 1, 'decode <hex>');
+      const gateway = client(args, io);
+      return print(
+        await gateway.raw.decode(rest[0]!),
+        args,
+        io,
+        (d) => expect(d, (v) => isObject(v) && 'decoded' in v, 'a decoded value', gateway.baseUrl).decoded,
+      );
+    }
+    case undefined:
+      throw new InputError('USAGE_ERROR', 'no command given');
+    default:
+      throw new InputError('USAGE_ERROR', `unknown command ${JSON.stringify(command)}`);
   }
 }
 
@@ -134,75 +149,40 @@ function splitId(id: string) {
   }
 }
 
-/**
- * The client for --url (or CLARITY_CACHE_URL). Credentials in the URL are sent as HTTP Basic
- * authentication and never printed; a query or a fragment is a usage error (the client appends
- * paths to the base URL, so either would end up in the middle of every request's URL). A base
- * path (`http://h/cache/`) is kept.
- */
 function client(args: ParsedArgs, io: CliIo) {
-  const given = args.url ?? io.env['CLARITY_CACHE_URL'] ?? DEFAULT_URL;
-  const from =
-    args.url !== undefined
-      ? '--url'
-      : io.env['CLARITY_CACHE_URL'] !== undefined
-        ? 'CLARITY_CACHE_URL'
-        : 'the default URL';
-  let url: URL;
-  try {
-    url = new URL(given);
-  } catch {
-    throw new InputError(
-      'USAGE_ERROR',
-      `${from} must be an http:// or https:// URL, got ${JSON.stringify(redact(given))}`,
-    );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new InputError(
-      'USAGE_ERROR',
-      `${from} must be an http:// or https:// URL, got ${JSON.stringify(redact(given))}`,
-    );
-  if (url.search !== '' || url.hash !== '' || given.includes('?') || given.includes('#'))
-    throw new InputError(
-      'USAGE_ERROR',
-      `${from} must not have a query or a fragment (a base path such as http://host/cache/ is fine)`,
-    );
-  const headers: Record<string, string> = {};
-  if (url.username !== '' || url.password !== '') {
-    const user = decodeURIComponent(url.username);
-    const password = decodeURIComponent(url.password);
-    registerSecret(password);
-    registerSecret(Buffer.from(`${user}:${password}`).toString('base64'));
-    headers['authorization'] = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-    url.username = '';
-    url.password = '';
-  }
-  return createClient({ baseUrl: url.href.replace(/\/+$/, ''), headers });
+  const { baseUrl, headers } = gatewayTarget(args.url, io.env);
+  return Object.assign(createClient({ baseUrl, headers }), { baseUrl });
 }
 
-/** The package's version, from the package.json above this file (sources or bundle). */
-function packageVersion(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'clarity-cache' && typeof pkg.version === 'string') return pkg.version;
-    } catch {
-      // Not here: one level up.
-    }
-    dir = path.dirname(dir);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+function isKnownContracts(v: unknown): boolean {
+  return isObject(v) && isObject(v['contracts']) && Array.isArray(v['contracts']['cached']);
+}
+
+/**
+ * The answer's data when it is what was asked for. A success envelope of another shape means
+ * the URL names something else than the gateway's base (another route answered): said so,
+ * rather than printed as if it were the thing asked for.
+ */
+function expect<T>(data: T, ok: (v: unknown) => boolean, what: string, baseUrl: string): T {
+  if (!ok(data)) {
+    throw new UnexpectedAnswer(
+      `the answer is not ${what}: is ${JSON.stringify(baseUrl)} the gateway's base URL (--url)?`,
+    );
   }
-  return 'unknown';
+  return data;
+}
+
+function expectAbi(data: ContractAbi, baseUrl: string): ContractAbi {
+  return expect(data, (v) => isObject(v) && Array.isArray(v['functions']), 'a contract ABI', baseUrl);
 }
 
 function describeError(err: ClarityCacheError): string {
   const status = err.status === 0 ? '' : ` (HTTP ${err.status})`;
   const details = err.details === undefined ? '' : `\n  details: ${JSON.stringify(err.details)}`;
   const id = err.id === undefined ? '' : `\n  id: ${err.id}`;
-  return redact(`clarity-cache: ${err.code}${status}: ${err.message}${details}${id}\n`);
+  return `clarity-cache: ${err.code}${status}: ${err.message}${details}${id}\n`;
 }
 
 /** Print the answer's data (or, with --raw, the whole envelope); an error envelope exits 1. */
@@ -213,12 +193,14 @@ function print<T>(
   pick: (data: T) => unknown,
 ): number {
   const env: Envelope<T> = response.envelope;
+  // Picked first: an answer that is not what was asked for is refused even with --raw.
+  const picked = env.success ? pick(env.data) : undefined;
   if (args.raw) io.stdout(json(env));
   if (!env.success) {
     io.stderr(describeError(envelopeError(response)));
     return 1;
   }
-  if (!args.raw) io.stdout(json(pick(env.data)));
+  if (!args.raw) io.stdout(json(picked));
   return 0;
 }
 
@@ -248,7 +230,8 @@ async function call(args: ParsedArgs, rest: readonly string[], io: CliIo): Promi
   // The ABI (cached by the gateway) settles ambiguous literals and catches mistyped ones.
   const abiAnswer = await gateway.raw.abi(contractId);
   if (!abiAnswer.envelope.success) return print(abiAnswer, args, io, (d) => d);
-  const functionArgs = toArguments(abiAnswer.envelope.data, functionName, literals);
+  const abi = expectAbi(abiAnswer.envelope.data, gateway.baseUrl);
+  const functionArgs = toArguments(abi, functionName, literals);
   const response = await gateway.raw.readOnly(contractId, functionName, functionArgs, {
     ...(args.sender === undefined ? {} : { senderAddress: args.sender }),
     ...(args.network === undefined ? {} : { network: args.network as Network }),

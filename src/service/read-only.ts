@@ -261,7 +261,7 @@ export class ReadOnlyService {
   /**
    * A malformed argument (`details.path` under `functionArgs[i]`), told what the ABI expects
    * there when the ABI is already cached: "got the string \"SP…\"" is clearer beside
-   * "argument 0, \"who\", is principal". Never fetches the ABI for a request that failed.
+   * "argument 1, \"who\", is principal". Never fetches the ABI for a request that failed.
    */
   async #withExpectedType(err: unknown, req: ReadOnlyRequest): Promise<unknown> {
     if (!isGatewayError(err) || err.code !== 'VALIDATION_ERROR') return err;
@@ -282,8 +282,8 @@ export class ReadOnlyService {
     if (fn === undefined || param === undefined) return err;
     return new GatewayError(
       err.code,
-      `${err.message} (argument ${index}, "${param.name}", of ${ref.id}::${fn.name} is ${describeType(param.type)})`,
-      { ...err.details, argument: index, name: param.name, expected: param.type },
+      `${err.message} (argument ${index + 1}, "${param.name}", of ${ref.id}::${fn.name} is ${describeType(param.type)})`,
+      { ...err.details, argument: index + 1, name: param.name, expected: param.type },
       { status: err.status },
     );
   }

@@ -10,35 +10,10 @@
  *   honoured up to a cap, so a hostile or huge value cannot park a request for minutes.
  */
 
-/** Backoff before retry number `retry` (0-based: 0 = the wait after the first failed attempt). */
-export function backoffDelayMs(
-  retry: number,
-  baseMs: number,
-  random: () => number,
-  maxBackoffMs: number,
-): number {
-  const exp = Math.min(baseMs * 2 ** retry, maxBackoffMs);
-  const r = Math.min(Math.max(random(), 0), 1);
-  return Math.round(exp / 2 + (r * exp) / 2);
-}
+import { backoffDelayMs } from '../../client/src/retry.js';
 
-/**
- * A Retry-After header value in ms: delta-seconds ("120", "1.5") or an HTTP-date. Undefined
- * when absent or unparseable; never negative.
- */
-export function parseRetryAfterMs(value: string | string[] | undefined, nowMs: number): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined) return undefined;
-  const text = raw.trim();
-  if (text === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  // An HTTP-date starts with the day name ("Wed, 21 Oct 2015 07:28:00 GMT"); Date.parse alone
-  // would also accept things like "-3".
-  if (!/^[A-Za-z]{3},? /.test(text)) return undefined;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
-}
+// The arithmetic is shared with the typed client, which has no server code in it.
+export { backoffDelayMs, parseRetryAfterMs } from '../../client/src/retry.js';
 
 /** The wait before the next attempt: the (capped) Retry-After when given, else the backoff. */
 export function retryDelayMs(

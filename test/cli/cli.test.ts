@@ -3,6 +3,10 @@
  * upstream): in-process through run() for most cases, and as a real process for the exit
  * status, the streams and `serve`.
  */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/app.js';
@@ -14,9 +18,20 @@ import { type RunningGateway, testEnv } from '../support/gateway.js';
 import { freePort, spawnNode } from '../support/process.js';
 
 const DEMO = `${MAINNET_ADDR}.demo`;
+const VERSION = JSON.parse(
+  readFileSync(path.join(import.meta.dirname, '../../package.json'), 'utf8'),
+).version;
 let node: FakeNode;
 let gw: RunningGateway;
 let gatewayRequests = 0;
+/**
+ * A front for the gateway, as a reverse proxy would be: /cache/... is the gateway under a
+ * base path (each request's Authorization recorded), /listing/... answers every path with a
+ * success envelope that is no ABI, /html/... with a page.
+ */
+let front: http.Server;
+let frontUrl: string;
+const frontAuthorizations: Array<string | undefined> = [];
 
 beforeAll(async () => {
   node = await startFakeNode();
@@ -32,9 +47,38 @@ beforeAll(async () => {
   });
   const url = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   gw = { url, gateway, close: () => gateway.close() };
+  front = http.createServer((req, res) => {
+    const reqUrl = req.url ?? '/';
+    if (reqUrl.startsWith('/cache/')) {
+      frontAuthorizations.push(req.headers.authorization);
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        void fetch(`${gw.url}${reqUrl.slice('/cache'.length)}`, {
+          method: req.method ?? 'GET',
+          headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
+          ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
+        }).then(async (answer) => {
+          res.writeHead(answer.status, { 'content-type': 'application/json' });
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        });
+      });
+    } else if (reqUrl.startsWith('/listing/')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ success: true, data: { endpoints: ['/contract-calls/abi/:a/:n', '/health'] } }),
+      );
+    } else {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><p>not a gateway</p>');
+    }
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
+  await new Promise((resolve) => front?.close(resolve));
   await gw?.close();
   await node?.close();
 });
@@ -176,8 +220,121 @@ describe('clarity-cache abi, known, decode', () => {
     expect(await cli(['known', '--url', 'localhost:3000'])).toMatchObject({ code: 2 });
     const help = await cli(['--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('Examples:');
+    expect(help.stdout).toContain('Examples (each runs as written against `npm run demo`):');
     expect(help.stdout).toContain('clarity-cache call');
+  });
+});
+
+describe('clarity-cache --version', () => {
+  it('prints the package version alone on stdout', async () => {
+    expect(await cli(['--version'])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+    expect(await spawnCli(['--version']).done).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+});
+
+describe('usage errors: exit 2 before any request', () => {
+  const U128_PLUS_1 = (2n ** 128n).toString();
+  const I128_MIN_MINUS_1 = (-(2n ** 127n) - 1n).toString();
+  it.each([
+    [
+      'a --url with a query',
+      ['known', '--url', 'http://127.0.0.1:1/?key=1'],
+      'without a query or a fragment',
+    ],
+    [
+      'a --url with a fragment',
+      ['known', '--url', 'http://127.0.0.1:1/cache#x'],
+      'without a query or a fragment',
+    ],
+    ['a --url that is no URL', ['known', '--url', 'localhost:3000'], 'http:// or https://'],
+    ['an unknown long option', ['known', '--frobnicate'], 'unknown option --frobnicate'],
+    ['an unknown short option', ['call', DEMO, 'typed', '-x'], 'unknown option -x'],
+    ['a uint above u128', ['call', DEMO, 'typed', `u${U128_PLUS_1}`], 'larger than the largest uint'],
+    [
+      'a negative int below int128',
+      ['call', DEMO, 'typed', I128_MIN_MINUS_1],
+      'smaller than the smallest int',
+    ],
+    ['an out-of-range uint in a list', ['call', DEMO, 'typed', `(list u1 u${U128_PLUS_1})`], 'position 10'],
+  ])('%s', async (_what, argv, message) => {
+    const before = gatewayRequests;
+    const r = await cli([...argv, ...(argv.includes('--url') ? [] : ['--url', gw.url])]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(gatewayRequests).toBe(before);
+  });
+
+  it('a CLARITY_CACHE_URL with a query, before any request', async () => {
+    const r = await cli(['known'], { CLARITY_CACHE_URL: `${gw.url}/?x=1` });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('CLARITY_CACHE_URL must be');
+  });
+
+  it('checks a literal the syntax leaves open against the ABI before the call', async () => {
+    const calls = node.count('call-read');
+    // An unsigned-less integer is an int here (the ABI says int128): 2^127 does not fit.
+    const r = await cli([
+      'call',
+      DEMO,
+      'typed',
+      (2n ** 127n).toString(),
+      '0x01',
+      '(list)',
+      'none',
+      '{a: u1, s: ""}',
+      '--url',
+      gw.url,
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('argument 1 (n: int): out of the range of an int');
+    expect(node.count('call-read')).toBe(calls);
+  });
+});
+
+describe('--url: base paths, credentials, answers that are not what was asked', () => {
+  it('keeps a base path and sends credentials as HTTP Basic authentication, never printing them', async () => {
+    const url = `${frontUrl.replace('http://', 'http://alice:s3cr%40t@')}/cache/`;
+    const basic = Buffer.from('alice:s3cr@t').toString('base64');
+    frontAuthorizations.length = 0;
+    const ok = await cli(['call', DEMO, 'get-balance', `'${MAINNET_ADDR}`, '--url', url]);
+    expect(ok).toEqual({ code: 0, stdout: '"1000"\n', stderr: '' });
+    expect(frontAuthorizations).toEqual([`Basic ${basic}`, `Basic ${basic}`]);
+    const viaEnv = await cli(['known'], { CLARITY_CACHE_URL: url });
+    expect(viaEnv.code).toBe(0);
+    // Errors of every kind: a gateway error, no answer, a usage error.
+    const failures = [
+      await cli(['call', DEMO, 'fails', '--url', url]),
+      await cli(['known', '--url', 'http://alice:s3cr%40t@127.0.0.1:1/cache/']),
+      await cli(['known', '--url', `${url}?x`]),
+      await cli(['known', '--raw', '--url', 'http://alice:s3cr%40t@127.0.0.1:1/']),
+    ];
+    for (const r of failures) {
+      expect(r.code).not.toBe(0);
+      for (const secret of ['s3cr', basic, 'alice:']) expect(r.stdout + r.stderr).not.toContain(secret);
+    }
+    expect(failures[1]!.stderr).toContain('NETWORK_ERROR');
+    expect(failures[1]!.stderr).toContain('http://127.0.0.1:1/cache/contract-calls/known-contracts');
+  });
+
+  it('does not print another answer as if it were an ABI', async () => {
+    for (const argv of [['abi', DEMO], ['call', DEMO, 'get-info'], ['known'], ['abi', DEMO, '--raw']]) {
+      const r = await cli([...argv, '--url', `${frontUrl}/listing/`]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(
+        /^clarity-cache: UNEXPECTED_ANSWER: the answer is not a (contract ABI|list of known contracts): is ".*\/listing\/" the gateway's base URL/,
+      );
+    }
+  });
+
+  it('a page instead of an envelope: exit 1, one line, no stack trace', async () => {
+    const r = await spawnCli(['abi', DEMO, '--url', `${frontUrl}/html/`]).done;
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^clarity-cache: NETWORK_ERROR \(HTTP 200\): GET .* without a JSON envelope\n$/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 });
 

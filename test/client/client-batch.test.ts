@@ -5,7 +5,7 @@
  */
 import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, ValidationError } from '../../src/client/index.js';
+import { createClient, ValidationError } from '../../client/src/index.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
 import { type RunningGateway, startGateway, testEnv } from '../support/gateway.js';

@@ -1,5 +1,5 @@
 /**
- * The typed client (src/client) against the real gateway over real HTTP, in front of the
+ * The typed client (client/, the package clarity-cache-client) against the real gateway over real HTTP, in front of the
  * fault-injecting fake node: data unwrapped, one error class per code, retries of 429 and
  * transient failures honouring Retry-After, and every input form of the read-only endpoint.
  */
@@ -18,7 +18,7 @@ import {
   type RetryEvent,
   UpstreamApiError,
   ValidationError,
-} from '../../src/client/index.js';
+} from '../../client/src/index.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 import { hex, MAINNET_ADDR, OTHER_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
 import { type RunningGateway, startGateway, testEnv } from '../support/gateway.js';

@@ -10,16 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkReadme } from '../../scripts/readme-check.js';
-import { HELP } from '../../src/cli/help.js';
-import { run } from '../../src/cli/run.js';
-
-/** A command line split as a POSIX shell would (single and double quotes, no expansions). */
-function shellWords(line: string): string[] {
-  const words: string[] = [];
-  const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
-  for (let m = re.exec(line); m !== null; m = re.exec(line)) words.push(m[1] ?? m[2] ?? m[3] ?? '');
-  return words;
-}
 
 import { freePort } from '../support/process.js';
 
@@ -185,33 +175,6 @@ describe('the demo and the README against it', () => {
     }
     // Every curl example of the endpoint sections ran, none was skipped.
     expect(results.filter((r) => r.status === 'skipped' && r.command.text.startsWith('curl'))).toEqual([]);
-  });
-
-  it('runs every example of clarity-cache --help against the demo: exit 0, JSON on stdout', async () => {
-    const lines = HELP.slice(HELP.indexOf('Examples:'))
-      .split('\n')
-      .slice(1)
-      .map((l) => l.trim())
-      .filter((l) => l.startsWith('clarity-cache '));
-    expect(lines.length).toBeGreaterThanOrEqual(5);
-    for (const line of lines) {
-      // `serve` starts a gateway of its own (test/cli covers it); every other line is a call.
-      if (line.startsWith('clarity-cache serve')) continue;
-      const argv = shellWords(line).slice(1);
-      let stdout = '';
-      let stderr = '';
-      const code = await run(argv, {
-        stdout: (t) => {
-          stdout += t;
-        },
-        stderr: (t) => {
-          stderr += t;
-        },
-        env: { CLARITY_CACHE_URL: gatewayUrl },
-      });
-      expect({ line, code, stderr }).toEqual({ line, code: 0, stderr: '' });
-      expect(() => JSON.parse(stdout), line).not.toThrow();
-    }
   });
 
   it('keeps the cache where the service would: SQLite in DATA_DIR', () => {

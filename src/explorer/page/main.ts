@@ -15,7 +15,7 @@ import {
   formatAbiType,
   LiteralSyntaxError,
   type SimpleValue,
-} from '../../client/index.js';
+} from '../../../client/src/index.js';
 
 const baseUrl = new URL('.', window.location.href).href;
 

@@ -17,10 +17,10 @@ function fn(...types: AbiType[]): AbiFunction {
 function mismatch(cv: ClarityValue, type: AbiType): string {
   const err = catchGatewayError(() => checkArguments([cv], fn(type), CONTRACT));
   expect(err.code).toBe('INVALID_ARGUMENTS');
-  expect(err.details).toMatchObject({ argument: 0, name: 'arg0', expected: type });
+  expect(err.details).toMatchObject({ argument: 1, name: 'arg0', expected: type });
   const { path, reason } = err.details as { path: string; reason: string };
   // The path is named once in the message, followed by what was expected and got.
-  expect(err.message.startsWith(`${path}: ${reason} (argument 0`)).toBe(true);
+  expect(err.message.startsWith(`${path}: ${reason} (argument 1`)).toBe(true);
   return `${path}: ${reason}`;
 }
 
@@ -205,14 +205,14 @@ describe('checkArguments: failing', () => {
       checkArguments([Cl.uint(1), Cl.uint(2)], fn('uint128', 'bool'), CONTRACT),
     );
     expect(err.message).toBe(
-      `functionArgs[1]: expected bool, got uint 2 (argument 1, "arg1", of ${CONTRACT}::f is bool)`,
+      `functionArgs[1]: expected bool, got uint 2 (argument 2, "arg1", of ${CONTRACT}::f is bool)`,
     );
     // The path appears once: not repeated by the argument's own prefix.
     expect(err.message.split('functionArgs[1]').length).toBe(2);
     expect(err.details).toEqual({
       function: 'f',
       contract: CONTRACT,
-      argument: 1,
+      argument: 2,
       name: 'arg1',
       expected: 'bool',
       path: 'functionArgs[1]',

@@ -1,4 +1,4 @@
-/** The Clarity literal parser and its ABI-guided conversion (src/client). */
+/** The Clarity literal parser and its ABI-guided conversion (client/src). */
 import { describe, expect, it } from 'vitest';
 import {
   ArgumentTypeError,
@@ -7,7 +7,7 @@ import {
   LiteralSyntaxError,
   literalToValue,
   parseClarityLiteral,
-} from '../../../src/client/index.js';
+} from '../../client/src/index.js';
 
 const A = 'SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9';
 const plain = (text: string) => literalToValue(parseClarityLiteral(text), undefined, 'arg');

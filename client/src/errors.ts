@@ -2,11 +2,10 @@
  * Typed errors of the client: one class per error code of the gateway's catalogue, so callers
  * can `catch (e) { if (e instanceof ContractError) ... }` instead of comparing strings.
  *
- * The code list is checked against src/errors.ts at compile time (`satisfies` below): a code
- * added to the catalogue without a class here fails `tsc`. Only the type is imported, so the
- * client stays free of Node built-ins and runs in browsers.
+ * The client has no code of the server in it; the server checks this list against its own
+ * catalogue at compile time (src/api/client-contract.ts), so a code added there without a
+ * class here fails `tsc`.
  */
-import type { ErrorCode } from '../errors.js';
 
 export interface ErrorInit {
   readonly code: string;
@@ -72,7 +71,10 @@ export const ERROR_CLASSES = {
   METHOD_NOT_ALLOWED: MethodNotAllowedError,
   SERVICE_UNAVAILABLE: ServiceUnavailableError,
   INTERNAL_ERROR: InternalError,
-} as const satisfies Record<ErrorCode, typeof ClarityCacheError>;
+} as const satisfies Record<string, typeof ClarityCacheError>;
+
+/** Every error code of the gateway's catalogue. */
+export type ErrorCode = keyof typeof ERROR_CLASSES;
 
 /** The error for an envelope's error record; an unknown code (a newer gateway) gets the base class. */
 export function errorFromRecord(init: ErrorInit): ClarityCacheError {

@@ -26,9 +26,6 @@ export type Literal =
       readonly fields: ReadonlyArray<{ readonly name: string; readonly value: Literal }>;
     };
 
-const MAX_UINT128 = (1n << 128n) - 1n;
-const MIN_INT128 = -(1n << 127n);
-
 /** A literal that cannot be read; `position` is 0-based, `column` 1-based. */
 export class LiteralSyntaxError extends Error {
   readonly position: number;
@@ -47,6 +44,11 @@ export class LiteralSyntaxError extends Error {
 function clip(s: string): string {
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
+
+/** The bounds of Clarity's 128-bit integers. */
+export const UINT_MAX = 2n ** 128n - 1n;
+export const INT_MAX = 2n ** 127n - 1n;
+export const INT_MIN = -(2n ** 127n);
 
 /** Deepest nesting accepted: Clarity's own limit, so no input can exhaust the stack. */
 const MAX_DEPTH = 32;
@@ -125,18 +127,18 @@ class Parser {
       this.pos++;
       const digits = this.match(/[0-9]+/y)!;
       this.endOfWord(start);
-      // The syntax fixes the type: out of uint128's range is an error before any request.
-      if (BigInt(digits) > MAX_UINT128) this.fail(`u${digits} is above the largest uint (2^128 - 1)`, start);
+      // The `u` makes it a uint whatever the ABI says: out of range is known now.
+      if (BigInt(digits) > UINT_MAX)
+        this.fail(`u${clip(digits)} is larger than the largest uint, u${UINT_MAX}`, start);
       return { kind: 'uint', pos: start, digits };
     }
     if (/[-0-9]/.test(c)) {
       const digits = this.match(/-?[0-9]+/y);
       if (digits === undefined) this.fail('expected digits after "-"', start);
       this.endOfWord(start);
-      // A negative number is an int; any number is at most a uint: beyond either, no type fits.
-      const n = BigInt(digits);
-      if (n < MIN_INT128) this.fail(`${digits} is below the smallest int (-2^127)`, start);
-      if (n > MAX_UINT128) this.fail(`${digits} is above every integer type (at most 2^128 - 1)`, start);
+      // A minus sign makes it an int whatever the ABI says: out of range is known now.
+      if (BigInt(digits) < INT_MIN)
+        this.fail(`${clip(digits)} is smaller than the smallest int, ${INT_MIN}`, start);
       return { kind: 'int', pos: start, digits };
     }
     const word = this.match(NAME);

@@ -7,8 +7,9 @@
  * A Retry-After header replaces the backoff; one longer than `maxDelayMs` is not waited for
  * (the error is thrown at once, so a caller is never parked for minutes).
  */
-import { backoffDelayMs, parseRetryAfterMs } from '../upstream/retry.js';
+
 import { ClarityCacheError, errorFromRecord, NetworkError } from './errors.js';
+import { backoffDelayMs, parseRetryAfterMs } from './retry.js';
 import type { AnswerMeta, ClientResponse, Envelope } from './types.js';
 
 export interface RetryPolicy {

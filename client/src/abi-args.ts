@@ -6,7 +6,14 @@
  * A literal that cannot be the expected type is refused here, naming the argument and the
  * position, before any request.
  */
-import { type Literal, LiteralSyntaxError, parseClarityLiteral } from './clarity-literal.js';
+import {
+  INT_MAX,
+  INT_MIN,
+  type Literal,
+  LiteralSyntaxError,
+  parseClarityLiteral,
+  UINT_MAX,
+} from './clarity-literal.js';
 import type { AbiType } from './types.js';
 
 /** The gateway's simplified value object. */
@@ -135,9 +142,13 @@ export function literalToValue(lit: Literal, t: AbiType | undefined, path: strin
       if (shape.kind === 'uint') {
         if (lit.digits.startsWith('-'))
           throw new ArgumentTypeError(path, 'a uint cannot be negative', lit.pos);
+        if (BigInt(lit.digits) > UINT_MAX)
+          throw new ArgumentTypeError(path, `larger than the largest uint, u${UINT_MAX}`, lit.pos);
         return { type: 'uint', value: lit.digits };
       }
       if (shape.kind !== 'int' && shape.kind !== 'unknown') mismatch();
+      if (BigInt(lit.digits) > INT_MAX || BigInt(lit.digits) < INT_MIN)
+        throw new ArgumentTypeError(path, `out of the range of an int, ${INT_MIN} to ${INT_MAX}`, lit.pos);
       return { type: 'int', value: lit.digits };
     case 'uint':
       if (shape.kind !== 'uint' && shape.kind !== 'unknown') mismatch();

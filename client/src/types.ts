@@ -1,20 +1,12 @@
 /**
- * Request and response types of the client, derived from the TypeBox schemas the routes
- * validate with (src/api/schemas.ts): a field added or renamed there changes these types,
- * so the client cannot drift from the gateway. Type-only imports: nothing of the server is
- * bundled into the client.
+ * Request and response types of the client, written out here so that the package needs
+ * nothing of the server (not even its schema library). The server checks at compile time that
+ * they match the TypeBox schemas its routes validate with (src/api/client-contract.ts): a
+ * field added or renamed there without the same change here fails `tsc`.
  */
-import type { Static } from '@sinclair/typebox';
-import type {
-  CacheControl,
-  DecodeBody,
-  ErrorEnvelope,
-  KnownContractsData,
-  ReadOnlyBody,
-} from '../api/schemas.js';
 
 /** A Clarity value as the gateway accepts it: `{type, value}` (simplified or stacks.js JSON) or 0x hex. */
-export type ClarityInput = Static<typeof ReadOnlyBody>['functionArgs'][number];
+export type ClarityInput = string | { type: string; [key: string]: unknown };
 
 /**
  * A Clarity argument as the client accepts it: what the gateway accepts, plus native stacks.js
@@ -23,13 +15,41 @@ export type ClarityInput = Static<typeof ReadOnlyBody>['functionArgs'][number];
 // biome-ignore lint/suspicious/noExplicitAny: native stacks.js objects are any shape with a type
 export type ClarityArg = ClarityInput | { readonly type: string; readonly [key: string]: any };
 
-/** Options of a read-only call: every field of the request body except the arguments. */
-export type ReadOnlyOptions = Omit<Static<typeof ReadOnlyBody>, 'functionArgs'>;
+/** How the cache may answer one call (docs/freshness.md). */
+export interface CacheControlOptions {
+  /** Bypass the cache and fetch fresh. */
+  bustCache?: boolean;
+  /** Do not store this result. */
+  skipCache?: boolean;
+  /** Seconds to keep the result; 0 = until removed. */
+  ttl?: number;
+  /** Serve a cached latest-state result only if at most this many blocks were mined since. */
+  maxBlocks?: number;
+  /** Seconds after freshness during which a result is answered while one refresh runs. */
+  staleWhileRevalidate?: number;
+  /** Seconds after freshness during which a result is answered when the upstream fails. */
+  staleIfError?: number;
+}
 
-export type CacheControlOptions = Static<typeof CacheControl>;
+/** Options of a read-only call: every field of the request body except the arguments. */
+export interface ReadOnlyOptions {
+  network?: 'mainnet' | 'testnet';
+  /** The call's tx-sender (default: the gateway's). */
+  senderAddress?: string;
+  /** Integers as decimal strings (default true). */
+  strictJsonCompat?: boolean;
+  preserveContainers?: boolean;
+  cacheControl?: CacheControlOptions;
+  /** Read at this block (an index block hash), or "latest" (the default). */
+  tip?: string;
+}
 
 /** Options of decode(): every field of the decode body except the value. */
-export type DecodeOptions = Omit<Static<typeof DecodeBody>, 'clarityValue'>;
+export interface DecodeOptions {
+  /** Integers as decimal strings (default true). */
+  strictJsonCompat?: boolean;
+  preserveContainers?: boolean;
+}
 
 /**
  * One page of the known-contracts listing: `limit` contracts (1 to 10000, the gateway's
@@ -48,7 +68,14 @@ export interface DecodeResult {
   readonly decoded: unknown;
 }
 
-export type KnownContracts = Static<typeof KnownContractsData>;
+export interface KnownContracts {
+  stats: { total: number; cached: number };
+  contracts: {
+    cached: Array<{ contractAddress: string; contractName: string; network: 'mainnet' | 'testnet' }>;
+  };
+  /** Only when the listing continues: the `cursor` of the next page. */
+  nextCursor?: string;
+}
 
 /** The deployed contract's ABI document (docs/api.md). */
 export interface ContractAbi {
@@ -72,16 +99,26 @@ export interface ContractAbi {
 /** An ABI type descriptor: a plain name (uint128, principal, ...) or a one-key object. */
 export type AbiType = string | { readonly [kind: string]: unknown };
 
-export type ErrorRecord = Static<typeof ErrorEnvelope>['error'];
+export interface ErrorRecord {
+  id: string;
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export interface ErrorEnvelope {
+  success: false;
+  error: ErrorRecord;
+}
 
 /** The envelope every endpoint answers in. */
-export type Envelope<T> = { readonly success: true; readonly data: T } | Static<typeof ErrorEnvelope>;
+export type Envelope<T> = { readonly success: true; readonly data: T } | ErrorEnvelope;
 
 /**
  * One call of a batch (docs/batch.md): the read-only body plus where to call, and
  * optionally its own `tip`. `contractAddress` may carry `addr.name`, leaving out `contractName`.
  */
-export type BatchCall = Omit<Static<typeof ReadOnlyBody>, 'functionArgs'> & {
+export type BatchCall = ReadOnlyOptions & {
   readonly contractAddress: string;
   readonly contractName?: string;
   readonly functionName: string;
