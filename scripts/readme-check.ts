@@ -59,6 +59,11 @@ export const SKIPPED_BY_DESIGN: readonly { readonly pattern: RegExp; readonly re
   },
   { pattern: /^npm test\b/, reason: 'the test suite itself, which runs this check' },
   {
+    pattern: /^npm run build && \(cd client && npm pack\)/,
+    reason:
+      'builds the whole project and writes a tarball; test/client/package.test.ts packs the client and installs it',
+  },
+  {
     pattern: /^([A-Z_]+=\S+\s+)*npm start\b/,
     reason:
       'a long-running server (UPSTREAMS_FILE names a file on the host); test/integration/start.test.ts runs npm start',
