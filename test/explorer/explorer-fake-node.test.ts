@@ -220,9 +220,9 @@ describe('the explorer page on the fake node', () => {
     const ui = explorer(page);
     await page.goto(`${gw.url}/explorer`);
     const list = page.getByRole('list', { name: 'Known contracts' });
-    const entry = list.getByRole('button', { name: OTHER, exact: true });
+    const entry = list.getByRole('link', { name: OTHER, exact: true });
     await entry.waitFor();
-    expect(await list.getByRole('button', { name: CONTRACT, exact: true }).count()).toBe(1);
+    expect(await list.getByRole('link', { name: CONTRACT, exact: true }).count()).toBe(1);
     await entry.click();
     await ui.fn('get-info').waitFor();
     expect(await page.getByRole('textbox', { name: 'Contract', exact: true }).inputValue()).toBe(OTHER);
@@ -246,7 +246,7 @@ describe('the explorer page on the fake node', () => {
     await page.keyboard.type(CONTRACT);
     await page.keyboard.press('Enter');
     await ui.fn('get-balance').waitFor();
-    // Tab from the Load button reaches the Sender field, then the first function's first field.
+    // Tab from the Load button reaches the Sender and API key fields, then the first function's first field.
     await page.getByRole('button', { name: 'Load', exact: true }).focus();
     // Runs in the page; typed structurally because the test program has no DOM library.
     type PageGlobal = { document: { activeElement: { getAttribute(n: string): string | null } | null } };
@@ -254,6 +254,8 @@ describe('the explorer page on the fake node', () => {
       page.evaluate(() => (globalThis as unknown as PageGlobal).document.activeElement?.getAttribute('name'));
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('sender');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('api-key');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('who');
     await page.keyboard.type(MAINNET_ADDR);
