@@ -220,9 +220,9 @@ describe('the explorer page on the fake node', () => {
     const ui = explorer(page);
     await page.goto(`${gw.url}/explorer`);
     const list = page.getByRole('list', { name: 'Known contracts' });
-    const entry = list.getByRole('button', { name: OTHER, exact: true });
+    const entry = list.getByRole('link', { name: OTHER, exact: true });
     await entry.waitFor();
-    expect(await list.getByRole('button', { name: CONTRACT, exact: true }).count()).toBe(1);
+    expect(await list.getByRole('link', { name: CONTRACT, exact: true }).count()).toBe(1);
     await entry.click();
     await ui.fn('get-info').waitFor();
     expect(await page.getByRole('textbox', { name: 'Contract', exact: true }).inputValue()).toBe(OTHER);

@@ -119,3 +119,50 @@ export interface Answer {
   readonly age: string | undefined;
   readonly tipHeight: string | undefined;
 }
+
+/** A box of the page that reaches past the viewport's edges: what makes a page scroll sideways. */
+export interface Overflow {
+  readonly element: string;
+  readonly left: number;
+  readonly right: number;
+}
+
+/**
+ * Every element sticking out of the viewport sideways, and the document's own scroll width:
+ * an empty list and a scroll width no larger than the viewport mean no sideways scrolling.
+ */
+export async function sidewaysOverflow(
+  page: Page,
+): Promise<{ scrollWidth: number; width: number; over: Overflow[] }> {
+  // Runs in the page; typed structurally because the test program has no DOM library.
+  type Rect = { left: number; right: number; width: number; height: number };
+  type El = {
+    tagName: string;
+    id: string;
+    className: string;
+    getBoundingClientRect(): Rect;
+    textContent: string | null;
+  };
+  type Doc = {
+    documentElement: { scrollWidth: number; clientWidth: number };
+    querySelectorAll(s: string): El[];
+  };
+  return page.evaluate(() => {
+    const doc = (globalThis as unknown as { document: Doc }).document;
+    const width = doc.documentElement.clientWidth;
+    const over: Array<{ element: string; left: number; right: number }> = [];
+    for (const e of doc.querySelectorAll('body *')) {
+      const r = e.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.left < -0.5 || r.right > width + 0.5) {
+        const name = `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${e.className}` : ''}`;
+        over.push({
+          element: `${name} "${(e.textContent ?? '').slice(0, 40)}"`,
+          left: r.left,
+          right: r.right,
+        });
+      }
+    }
+    return { scrollWidth: doc.documentElement.scrollWidth, width, over };
+  });
+}

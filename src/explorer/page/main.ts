@@ -3,6 +3,11 @@
  * DOM and the typed client; every answer, error envelopes included, is rendered into the
  * Result region, and nothing a gateway can answer makes the page throw.
  *
+ * The contract is in the page's address (`/explorer#ADDRESS.name`): loading one adds a
+ * history entry, Back and Forward load the contract before and after, and opening such an
+ * address (a bookmark, a Known contracts link) loads it. Every load and call that starts ends
+ * in a result or an error, and a load overtaken by a newer one never overwrites it.
+ *
  * Talks only to the gateway that served it: the base URL is the page's own directory.
  */
 import {
@@ -16,14 +21,9 @@ import {
   LiteralSyntaxError,
   type SimpleValue,
 } from '../../../client/src/index.js';
+import { blockNumber, provenance, readableCause } from './words.js';
 
 const baseUrl = new URL('.', window.location.href).href;
-
-/** The client for one call: with the API key field's value as X-API-Key when it is filled. */
-function api() {
-  const key = (document.getElementById('api-key') as HTMLInputElement | null)?.value.trim() ?? '';
-  return createClient({ baseUrl, headers: key === '' ? {} : { 'x-api-key': key } });
-}
 
 function byId<T extends HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -46,13 +46,98 @@ function el<K extends keyof HTMLElementTagNameMap>(
 const resultRegion = byId<HTMLElement>('result');
 const resultBody = byId<HTMLDivElement>('result-body');
 const status = byId<HTMLParagraphElement>('status');
+const tip = byId<HTMLParagraphElement>('tip');
 const contractInput = byId<HTMLInputElement>('contract');
 const senderInput = byId<HTMLInputElement>('sender');
+const apiKeyInput = byId<HTMLInputElement>('api-key');
 const functions = byId<HTMLDivElement>('functions');
 const known = byId<HTMLUListElement>('known');
 
+/** A client with the API key as it is now in its field (sent as X-API-Key when filled). */
+function gateway() {
+  const key = apiKeyInput.value.trim();
+  return createClient({ baseUrl, headers: key === '' ? {} : { 'x-api-key': key } });
+}
+
 function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+// --- the chain tip -------------------------------------------------------------------
+
+const tips = new Map<string, number>();
+
+function showTip(): void {
+  if (tips.size === 0) {
+    tip.textContent = 'Chain tip: not known yet';
+    return;
+  }
+  const parts = [...tips].map(([network, height]) =>
+    tips.size === 1 ? `block ${blockNumber(height)}` : `${network} block ${blockNumber(height)}`,
+  );
+  tip.textContent = `Chain tip: ${parts.join(' · ')}`;
+}
+
+/** An answer's tip height: the newest block seen for the network the page is looking at. */
+function noteTip(height: number | undefined, network: string): void {
+  if (height === undefined) return;
+  if ((tips.get(network) ?? -1) < height) tips.set(network, height);
+  showTip();
+}
+
+function networkOf(contractId: string): string {
+  return /^S[PM]/.test(contractId) ? 'mainnet' : 'testnet';
+}
+
+/** The tip each network's upstreams reported, from /ready (open to everyone, as /health is). */
+async function loadTips(): Promise<void> {
+  try {
+    const res = await fetch(new URL('ready', baseUrl), { headers: { accept: 'application/json' } });
+    const body = (await res.json()) as {
+      data?: { checks?: { upstream?: Record<string, { upstreams?: Array<{ tipHeight?: number }> }> } };
+    };
+    for (const [network, state] of Object.entries(body.data?.checks?.upstream ?? {})) {
+      const heights = (state.upstreams ?? []).map((u) => u.tipHeight).filter((h) => typeof h === 'number');
+      if (heights.length > 0) noteTip(Math.max(...(heights as number[])), network);
+    }
+  } catch {
+    // The tip shows with the first answer instead.
+  }
+  showTip();
+}
+
+// --- the Result region -------------------------------------------------------------------
+
+/** Calls and loads under way: the Result region is busy while any is. */
+let pending = 0;
+
+function begin(text: string | undefined): void {
+  pending++;
+  // aria-busy tells assistive technology (and automated browsers) an answer is on its way.
+  resultRegion.setAttribute('aria-busy', 'true');
+  if (text !== undefined) resultBody.replaceChildren(el('p', { class: 'pending' }, text));
+}
+
+function end(): void {
+  pending = Math.max(0, pending - 1);
+  if (pending === 0) {
+    resultRegion.setAttribute('aria-busy', 'false');
+    // Whatever ended, no in-progress text stays behind.
+    for (const p of resultBody.querySelectorAll('.pending')) p.remove();
+  }
+}
+
+function headersList(response: ClientResponse<unknown> | undefined, extra: Array<[string, string]>) {
+  const dl = el('dl', { 'aria-label': 'Answer headers' });
+  const row = (name: string, value: string) => dl.append(el('dt', {}, name), el('dd', {}, value));
+  if (response !== undefined) {
+    const { cacheStatus, age, tipHeight } = response.meta;
+    row('Cache-Status', cacheStatus ?? '—');
+    row('Age', age === undefined ? '—' : `${age} s`);
+    row('Tip height', tipHeight === undefined ? '—' : String(tipHeight));
+  }
+  for (const [name, value] of extra) row(name, value);
+  return dl;
 }
 
 /** Show an error (a gateway error envelope, a local input error or a network failure). */
@@ -60,18 +145,41 @@ function showError(
   title: string,
   code: string,
   message: string,
-  extra: { status?: number; details?: unknown; id?: string } = {},
+  extra: {
+    status?: number;
+    details?: Record<string, unknown>;
+    id?: string;
+    response?: ClientResponse<unknown>;
+  } = {},
 ) {
+  const { cause, ...otherDetails } = extra.details ?? {};
+  // The node refused the call (okay:false, answered as 422): its cause is the reason.
+  const refusal = code === 'UPSTREAM_API_ERROR' && extra.status === 422 && typeof cause === 'string';
+  // Shown on its own below, readable: not repeated raw at the end of the message.
+  const shown = refusal && cause !== '' ? message.replace(cause, '').replace(/[\s:]+$/, '') : message;
   const parts: Node[] = [
-    el('p', {}, title),
-    el('p', { class: 'error', role: 'alert' }, el('strong', {}, code), `: ${message}`),
+    el('p', { class: 'title' }, title),
+    el('p', { class: 'error', role: 'alert' }, el('strong', {}, code), `: ${shown}`),
   ];
-  const dl = el('dl');
-  if (extra.status !== undefined && extra.status !== 0)
-    dl.append(el('dt', {}, 'HTTP status'), el('dd', {}, String(extra.status)));
-  if (extra.id !== undefined) dl.append(el('dt', {}, 'Error id'), el('dd', {}, extra.id));
-  if (dl.childElementCount > 0) parts.push(dl);
-  if (extra.details !== undefined) parts.push(el('p', {}, 'Details:'), el('pre', {}, pretty(extra.details)));
+  if (refusal) {
+    // The node refused the call (okay:false): its cause, readable, the stack trace folded away.
+    const readable = readableCause(cause);
+    parts.push(el('p', { class: 'cause', 'aria-label': 'Cause' }, readable.summary));
+    if (readable.trace !== undefined)
+      parts.push(el('details', {}, el('summary', {}, 'Stack trace'), el('pre', {}, readable.trace)));
+  } else if (cause !== undefined) {
+    otherDetails['cause'] = cause;
+  }
+  // An error that went through the cache (a stored CONTRACT_ERROR) says where it came from.
+  if (extra.response?.meta.cacheStatus !== undefined)
+    parts.push(el('p', { class: 'provenance' }, provenance(extra.response.meta)));
+  const rows: Array<[string, string]> = [];
+  if (extra.status !== undefined && extra.status !== 0) rows.push(['HTTP status', String(extra.status)]);
+  if (extra.id !== undefined) rows.push(['Error id', extra.id]);
+  if (rows.length > 0 || extra.response !== undefined) parts.push(headersList(extra.response, rows));
+  if (Object.keys(otherDetails).length > 0) {
+    parts.push(el('p', {}, 'Details:'), el('pre', {}, pretty(otherDetails)));
+  }
   resultBody.replaceChildren(...parts);
 }
 
@@ -85,43 +193,45 @@ function showThrown(title: string, err: unknown) {
   }
 }
 
-/** Render one whole answer: the value (or the error) with its cache headers. */
-function showResponse<T>(title: string, response: ClientResponse<T>, pick: (data: T) => unknown = (d) => d) {
+/** Render one whole answer: the value (or the error) with where it came from. */
+function showResponse<T>(
+  title: string,
+  response: ClientResponse<T>,
+  network: string | undefined,
+  pick: (data: T) => unknown = (d) => d,
+) {
+  if (network !== undefined) noteTip(response.meta.tipHeight, network);
   const env = response.envelope;
   if (!env.success) {
     showError(title, env.error.code, env.error.message, {
       status: response.status,
       details: env.error.details,
       id: env.error.id,
+      response: response as ClientResponse<unknown>,
     });
-  } else {
-    resultBody.replaceChildren(
-      el('p', {}, title),
-      el('pre', { 'aria-label': 'Value' }, pretty(pick(env.data))),
-    );
+    return;
   }
-  const { cacheStatus, age, tipHeight } = response.meta;
-  const dl = el('dl', { 'aria-label': 'Answer headers' });
-  const row = (name: string, value: string) => dl.append(el('dt', {}, name), el('dd', {}, value));
-  row('Cache-Status', cacheStatus ?? '—');
-  row('Age', age === undefined ? '—' : `${age} s`);
-  row('Tip height', tipHeight === undefined ? '—' : String(tipHeight));
-  if (env.success) row('HTTP status', String(response.status));
-  resultBody.append(dl);
+  resultBody.replaceChildren(
+    el('p', { class: 'title' }, title),
+    el('p', { class: 'provenance' }, provenance(response.meta)),
+    el('pre', { 'aria-label': 'Value' }, pretty(pick(env.data))),
+    headersList(response as ClientResponse<unknown>, [['HTTP status', String(response.status)]]),
+  );
 }
 
-/** Run an action, reporting anything it throws in the Result region. */
-async function guarded(title: string, action: () => Promise<void>): Promise<void> {
-  // aria-busy tells assistive technology (and automated browsers) an answer is on its way.
-  resultRegion.setAttribute('aria-busy', 'true');
+/** Run an action that answers in the Result region, reporting anything it throws there. */
+async function guarded(title: string, pendingText: string, action: () => Promise<void>): Promise<void> {
+  begin(pendingText);
   try {
     await action();
   } catch (err) {
     showThrown(title, err);
   } finally {
-    resultRegion.setAttribute('aria-busy', 'false');
+    end();
   }
 }
+
+// --- functions -----------------------------------------------------------------------
 
 let fieldSeq = 0;
 
@@ -161,7 +271,7 @@ function functionRegion(contractId: string, fn: ContractAbi['functions'][number]
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const title = `${fn.name} on ${contractId}`;
-    void guarded(title, async () => {
+    void guarded(title, `Calling ${fn.name}…`, async () => {
       const args: SimpleValue[] = [];
       for (const { arg, input } of fields) {
         input.removeAttribute('aria-invalid');
@@ -177,31 +287,44 @@ function functionRegion(contractId: string, fn: ContractAbi['functions'][number]
       }
       const sender = senderInput.value.trim();
       const options = sender === '' ? {} : { senderAddress: sender.replace(/^'/, '') };
-      showResponse(title, await api().raw.readOnly(contractId, fn.name, args, options));
+      const response = await gateway().raw.readOnly(contractId, fn.name, args, options);
+      showResponse(title, response, networkOf(contractId));
     });
   });
   return el('section', { class: 'fn', 'aria-labelledby': heading.id }, heading, form);
 }
 
-/**
- * Load a contract's functions. The contract is in the URL (`#addr.name`): each load the user
- * asks for is a history entry, so Back and Forward move between contracts and a link opens one;
- * a load that follows the URL (Back, Forward, a pasted link) adds none.
- */
-async function loadContract(contractId: string, fromUrl = false): Promise<void> {
-  const id = contractId.trim();
-  if (!fromUrl && currentHash() !== id) history.pushState(null, '', `#${encodeURIComponent(id)}`);
+// --- contracts and the page's address ------------------------------------------------------
+
+/** The contract the page's address names (`#ADDRESS.name`), or '' for none. */
+function contractInAddress(): string {
+  try {
+    return decodeURIComponent(window.location.hash.slice(1)).trim();
+  } catch {
+    return window.location.hash.slice(1).trim();
+  }
+}
+
+/** Bumped by every load: an answer for an older load is dropped. */
+let loadSeq = 0;
+
+async function loadContract(id: string): Promise<void> {
+  const seq = ++loadSeq;
   contractInput.value = id;
   functions.replaceChildren();
   status.textContent = `Loading ${id}…`;
-  await guarded(`Loading ${id}`, async () => {
-    const response = await api().raw.abi(id);
+  document.title = `${id} · clarity-cache explorer`;
+  begin(undefined);
+  try {
+    const response = await gateway().raw.abi(id);
+    if (seq !== loadSeq) return;
     const env = response.envelope;
     if (!env.success) {
       status.textContent = `Could not load ${id}.`;
-      showResponse(`Loading ${id}`, response);
+      showResponse(`Contract ${id}`, response, networkOf(id));
       return;
     }
+    noteTip(response.meta.tipHeight, networkOf(id));
     const readOnly = (env.data.functions ?? []).filter((f) => f.access === 'read_only');
     functions.replaceChildren(
       el('h2', {}, `Read-only functions of ${id}`),
@@ -212,25 +335,60 @@ async function loadContract(contractId: string, fromUrl = false): Promise<void> 
     );
     status.textContent = `Loaded ${id}: ${readOnly.length} read-only function${readOnly.length === 1 ? '' : 's'}.`;
     void refreshKnown();
-  });
-  if (status.textContent?.startsWith('Loading')) status.textContent = `Could not load ${id}.`;
+  } catch (err) {
+    if (seq !== loadSeq) return;
+    status.textContent = `Could not load ${id}.`;
+    showThrown(`Contract ${id}`, err);
+  } finally {
+    end();
+  }
+}
+
+/** Show the contract `id`: a new history entry when the address names another contract. */
+function openContract(id: string): void {
+  const wanted = id.trim();
+  if (wanted === '') return;
+  if (contractInAddress() === wanted) {
+    void loadContract(wanted); // the same contract again: reload it, no new entry
+    return;
+  }
+  window.location.hash = encodeURIComponent(wanted); // adds the entry; hashchange loads it
+}
+
+function contractFromAddress(): void {
+  const id = contractInAddress();
+  if (id !== '') {
+    void loadContract(id);
+    return;
+  }
+  // Back to the address without a contract: the page as it first was.
+  loadSeq++;
+  contractInput.value = '';
+  functions.replaceChildren();
+  status.textContent = '';
+  document.title = 'clarity-cache explorer';
 }
 
 async function refreshKnown(): Promise<void> {
   try {
-    const data = await api().knownContracts();
+    const data = await gateway().knownContracts();
     const entries = data.contracts.cached.map((c) => {
       const id = `${c.contractAddress}.${c.contractName}`;
-      const button = el('button', { type: 'button' }, id);
-      button.addEventListener('click', () => void loadContract(id));
-      return el('li', {}, button, el('span', { class: 'network' }, c.network));
+      // A link: it opens the contract here, in a new tab, or as a bookmark alike.
+      return el(
+        'li',
+        {},
+        el('a', { href: `#${encodeURIComponent(id)}` }, id),
+        el('span', { class: 'network' }, c.network),
+      );
     });
     known.replaceChildren(
       ...(entries.length === 0 ? [el('li', { class: 'hint' }, 'None yet: load a contract.')] : entries),
     );
   } catch (err) {
+    const code = err instanceof ClarityCacheError ? `${err.code}: ` : '';
     const message = err instanceof Error ? err.message : String(err);
-    known.replaceChildren(el('li', { class: 'error' }, `Could not list them: ${message}`));
+    known.replaceChildren(el('li', { class: 'error' }, `Could not list them: ${code}${message}`));
   }
 }
 
@@ -248,37 +406,19 @@ function decodeInput(text: string): unknown {
 
 byId<HTMLFormElement>('load-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  void loadContract(contractInput.value);
+  openContract(contractInput.value);
 });
 
 byId<HTMLFormElement>('decode-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const text = byId<HTMLInputElement>('clarity-value').value;
-  void guarded('Decoding', async () => {
-    const response = await api().raw.decode(decodeInput(text) as string);
-    showResponse('Decoded value', response, (d) => d.decoded);
+  void guarded('Decoding', 'Decoding…', async () => {
+    const response = await gateway().raw.decode(decodeInput(text) as string);
+    showResponse('Decoded value', response, undefined, (d) => d.decoded);
   });
 });
 
-/** The contract the URL names (`#addr.name`), or '' when none. */
-function currentHash(): string {
-  try {
-    return decodeURIComponent(window.location.hash.slice(1));
-  } catch {
-    return '';
-  }
-}
-
-// Back, Forward, and a link to `#addr.name` on this page: load what the URL names.
-window.addEventListener('popstate', () => {
-  const id = currentHash();
-  if (id.includes('.') && id !== contractInput.value.trim()) void loadContract(id, true);
-});
-window.addEventListener('hashchange', () => {
-  const id = currentHash();
-  if (id.includes('.') && id !== contractInput.value.trim()) void loadContract(id, true);
-});
-
+window.addEventListener('hashchange', contractFromAddress);
+void loadTips();
 void refreshKnown();
-const initial = currentHash();
-if (initial.includes('.')) void loadContract(initial, true);
+contractFromAddress();

@@ -1,0 +1,95 @@
+/**
+ * What the explorer says in words, from what the gateway answered: where an answer came from
+ * ("from cache, 12 s old, block 182,340") and a node's refusal made readable ("Runtime error:
+ * DivisionByZero", the stack trace apart). Pure functions, no DOM: unit-tested on their own.
+ */
+
+/** The answer's headers, as the typed client reads them. */
+export interface AnswerHeaders {
+  readonly cacheStatus: string | undefined;
+  readonly age: number | undefined;
+  readonly tipHeight: number | undefined;
+}
+
+/** A block height as people write it: 182,340. */
+export function blockNumber(height: number): string {
+  return height.toLocaleString('en-US');
+}
+
+function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h`;
+  return `${Math.floor(seconds / 86_400)} d`;
+}
+
+/** RFC 9211 Cache-Status (docs/http.md) in words; undefined when the answer has none. */
+function cacheWords(cacheStatus: string): { words: string; fromCache: boolean } {
+  const params = cacheStatus
+    .split(';')
+    .slice(1)
+    .map((p) => p.trim());
+  const has = (p: string) => params.includes(p);
+  const detail = params.find((p) => p.startsWith('detail='))?.slice('detail='.length);
+  if (detail === 'stale-while-revalidate')
+    return { words: 'from cache (stale, refreshed in the background)', fromCache: true };
+  if (detail === 'stale-if-error')
+    return { words: 'from cache (stale: the node could not be reached)', fromCache: true };
+  if (has('hit')) return { words: 'from cache', fromCache: true };
+  const stored = has('stored') ? ', now cached' : '';
+  const shared = has('collapsed') ? ' (one request for several callers)' : '';
+  if (has('fwd=request'))
+    return { words: `fetched from the node, cache bypassed${stored}`, fromCache: false };
+  if (has('fwd=stale'))
+    return {
+      words: `fetched from the node, the cached answer was stale${shared}${stored}`,
+      fromCache: false,
+    };
+  if (has('fwd=miss')) return { words: `fetched from the node${shared}${stored}`, fromCache: false };
+  return { words: cacheStatus, fromCache: false };
+}
+
+/** "from cache, 12 s old, block 182,340": where the answer came from, how old, at which block. */
+export function provenance(meta: AnswerHeaders): string {
+  const parts: string[] = [];
+  if (meta.cacheStatus === undefined) {
+    parts.push('answered by the gateway');
+  } else {
+    const { words, fromCache } = cacheWords(meta.cacheStatus);
+    parts.push(words);
+    if (fromCache && meta.age !== undefined) parts.push(`${duration(meta.age)} old`);
+  }
+  if (meta.tipHeight !== undefined) parts.push(`block ${blockNumber(meta.tipHeight)}`);
+  return parts.join(', ');
+}
+
+export interface ReadableCause {
+  /** One line: "Runtime error: DivisionByZero", "Check error: NoSuchContract(...)". */
+  readonly summary: string;
+  /** The node's stack trace, when it sent one. */
+  readonly trace: string | undefined;
+}
+
+/**
+ * A node's `cause` of an okay:false answer, readable. The node prints check errors as
+ * `RuntimeCheck(Kind(...))` (older nodes `Unchecked(...)`), and runtime errors as their kind
+ * followed by a stack trace (`DivisionByZero\n Stack Trace: \n ...`).
+ */
+export function readableCause(cause: string): ReadableCause {
+  const at = cause.search(/\n|\s*Stack Trace:/i);
+  const first = (at < 0 ? cause : cause.slice(0, at)).trim();
+  const rest =
+    at < 0
+      ? ''
+      : cause
+          .slice(at)
+          .replace(/^\s*Stack Trace:\s*/i, '')
+          .trim();
+  const trace = rest === '' ? undefined : rest;
+  const check = /^(?:RuntimeCheck|Unchecked|CheckError)\((.*)\)$/s.exec(first);
+  if (check !== null) return { summary: `Check error: ${check[1]}`, trace };
+  const runtime = /^(?:Runtime|RuntimeError)\((.*)\)$/s.exec(first);
+  if (runtime !== null) return { summary: `Runtime error: ${runtime[1]}`, trace };
+  if (/^[A-Z][A-Za-z0-9]*(\(.*\))?$/s.test(first)) return { summary: `Runtime error: ${first}`, trace };
+  return { summary: first === '' ? 'The node refused the call' : first, trace };
+}

@@ -1,0 +1,73 @@
+/** The explorer's words for an answer's origin and a node's refusal (src/explorer/page/words.ts). */
+import { describe, expect, it } from 'vitest';
+import { blockNumber, provenance, readableCause } from '../../src/explorer/page/words.js';
+
+describe('provenance', () => {
+  it.each([
+    [
+      { cacheStatus: 'clarity-cache; hit; ttl=30', age: 12, tipHeight: 182340 },
+      'from cache, 12 s old, block 182,340',
+    ],
+    [{ cacheStatus: 'clarity-cache; hit', age: 125, tipHeight: undefined }, 'from cache, 2 min old'],
+    [
+      { cacheStatus: 'clarity-cache; fwd=miss; stored; ttl=60', age: 0, tipHeight: 7 },
+      'fetched from the node, now cached, block 7',
+    ],
+    [{ cacheStatus: 'clarity-cache; fwd=miss', age: 0, tipHeight: undefined }, 'fetched from the node'],
+    [
+      { cacheStatus: 'clarity-cache; fwd=request; stored', age: 0, tipHeight: 1000 },
+      'fetched from the node, cache bypassed, now cached, block 1,000',
+    ],
+    [
+      { cacheStatus: 'clarity-cache; fwd=stale; collapsed; stored', age: 0, tipHeight: undefined },
+      'fetched from the node, the cached answer was stale (one request for several callers), now cached',
+    ],
+    [
+      { cacheStatus: 'clarity-cache; hit; ttl=-4; detail=stale-while-revalidate', age: 64, tipHeight: 5 },
+      'from cache (stale, refreshed in the background), 1 min old, block 5',
+    ],
+    [
+      {
+        cacheStatus: 'clarity-cache; fwd=stale; ttl=-40; detail=stale-if-error',
+        age: 7300,
+        tipHeight: undefined,
+      },
+      'from cache (stale: the node could not be reached), 2 h old',
+    ],
+    [{ cacheStatus: undefined, age: undefined, tipHeight: undefined }, 'answered by the gateway'],
+  ])('%o', (meta, words) => {
+    expect(provenance(meta)).toBe(words);
+  });
+
+  it('writes block heights with thousands separators', () => {
+    expect(blockNumber(182340)).toBe('182,340');
+    expect(blockNumber(0)).toBe('0');
+  });
+});
+
+describe('readableCause', () => {
+  it('puts a runtime error first and the stack trace apart', () => {
+    expect(readableCause('DivisionByZero\n Stack Trace: \n  (/ amount parts)\n  get-share')).toEqual({
+      summary: 'Runtime error: DivisionByZero',
+      trace: '(/ amount parts)\n  get-share',
+    });
+    expect(readableCause('ArithmeticUnderflow')).toEqual({
+      summary: 'Runtime error: ArithmeticUnderflow',
+      trace: undefined,
+    });
+  });
+
+  it('names check errors', () => {
+    expect(readableCause('RuntimeCheck(NoSuchContract("ST1.x"))').summary).toBe(
+      'Check error: NoSuchContract("ST1.x")',
+    );
+    expect(readableCause('Unchecked(IncorrectArgumentCount(2, 1))').summary).toBe(
+      'Check error: IncorrectArgumentCount(2, 1)',
+    );
+  });
+
+  it('keeps anything else as it is', () => {
+    expect(readableCause('the node says no')).toEqual({ summary: 'the node says no', trace: undefined });
+    expect(readableCause('').summary).toBe('The node refused the call');
+  });
+});
