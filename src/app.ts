@@ -34,7 +34,7 @@ import { adminRoutes } from './http/routes/admin.js';
 import { batchRoute } from './http/routes/batch.js';
 import { decodeRoute } from './http/routes/decode.js';
 import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
-import { nodeCompatRoutes } from './http/routes/node-compat.js';
+import { nodeRoutes } from './http/routes/node-routes.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { createServer, installRequestHooks, logsRequests } from './http/server.js';
@@ -44,6 +44,7 @@ import { AbiRegistry } from './service/abi-registry.js';
 import { BatchService } from './service/batch.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import { parseContractRef } from './service/contract-ref.js';
+import { NodeRouteService } from './service/node-routes.js';
 import { ReadOnlyService } from './service/read-only.js';
 import type { AttemptEvent } from './upstream/attempts.js';
 import type { Budget } from './upstream/budget/budget.js';
@@ -118,7 +119,8 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     }
     store = created;
   }
-  const endpointOf = (key: string) => (key.startsWith('abi:') ? 'abi' : 'read-only');
+  const endpointOf = (key: string) =>
+    key.startsWith('abi:') ? 'abi' : key.startsWith('node:') ? 'node' : 'read-only';
   const cache = new ReadThroughCache(store, {
     onStoreError,
     onOutcome: (outcome, key) => metrics.cache(endpointOf(key), outcome),
@@ -210,8 +212,23 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     staleWhileRevalidateS: config.cacheStaleWhileRevalidateS,
     staleIfErrorS: config.cacheStaleIfErrorS,
     staleMaxS: config.cacheStaleMaxS,
+    nodeMaxBlocks: config.nodeMaxBlocks,
   });
   readOnly.onCorrupt = () => metrics.storeCorrupt();
+  // The node routes of the endpoint table (docs/node-routes.md), when the node API forwards them.
+  const routes =
+    rawNode.send === undefined
+      ? undefined
+      : new NodeRouteService(cache, node as Required<Pick<NodeApi, 'send'>>, {
+          chain,
+          maxBlocks: config.nodeMaxBlocks,
+          defaultNetwork: config.nodeDefaultNetwork,
+          timedMs: config.chainTipMaxAgeMs,
+          staleWhileRevalidateS: config.cacheStaleWhileRevalidateS,
+          staleIfErrorS: config.cacheStaleIfErrorS,
+          staleMaxS: config.cacheStaleMaxS,
+        });
+  if (routes !== undefined) routes.onCorrupt = () => metrics.storeCorrupt();
   // "consistent" batches pin to the tracker's current block (one shared /v2/info).
   const batch = new BatchService(readOnly, chain);
 
@@ -259,7 +276,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
   await app.register(batchRoute, { batch, maxCalls: config.batchMaxCalls });
-  await app.register(nodeCompatRoutes, { service: readOnly, abis });
+  await app.register(nodeRoutes, { service: readOnly, abis, routes });
   const observer = await startObserver(config, deps, {
     tips: chain.tips,
     metrics: metrics.observer,

@@ -11,6 +11,9 @@
  * entries covers its pinned reads too.
  *   abi404:{network}:{address}.{contract}    an unknown contract, for CACHE_NEGATIVE_TTL_S
  *
+ *   node:{network}:{route}:{path parameters, /-joined}?{query}#{sha256 of the body}
+ *                                            a node route's answer (src/upstream/endpoints.ts)
+ *
  * The unknown-contract namespace is its own (not under abi:), so that listing or counting
  * the cached ABIs never meets one.
  */
@@ -20,6 +23,23 @@ import type { Network } from '../network.js';
 export const ABI_PREFIX = 'abi:';
 export const READ_ONLY_PREFIX = 'ro:';
 export const UNKNOWN_ABI_PREFIX = 'abi404:';
+export const NODE_ROUTE_PREFIX = 'node:';
+
+/**
+ * The key of a node route's answer: everything that can change it (network, route, path
+ * parameters, the query parameters the node takes, the body), and nothing else.
+ */
+export function nodeKey(
+  network: Network,
+  route: string,
+  params: readonly string[],
+  query: string,
+  body: string | Uint8Array | undefined,
+): string {
+  const base = `${NODE_ROUTE_PREFIX}${network}:${route}:${params.join('/')}`;
+  const withQuery = query === '' ? base : `${base}?${query}`;
+  return body === undefined || body.length === 0 ? withQuery : `${withQuery}#${hash('sha256', body, 'hex')}`;
+}
 
 export function abiKey(network: Network, address: string, contractName: string): string {
   return `${ABI_PREFIX}${network}:${address}.${contractName}`;

@@ -8,6 +8,8 @@
 import type { Network } from '../network.js';
 import type {
   ContractInterfaceAnswer,
+  ForwardedAnswer,
+  NodeAnswer,
   NodeApi,
   NodeInfoAnswer,
   ReadOnlyAnswer,
@@ -36,6 +38,13 @@ export class ObservedNode implements NodeApi {
     ...args: Parameters<NodeApi['getContractInterface']>
   ): Promise<ContractInterfaceAnswer> {
     const answer = await this.node.getContractInterface(...args);
+    this.observer.observe(args[0], answer.tipHeight);
+    return answer;
+  }
+
+  async send(...args: Parameters<NonNullable<NodeApi['send']>>): Promise<NodeAnswer<ForwardedAnswer>> {
+    if (this.node.send === undefined) throw new TypeError('this node API forwards no node route');
+    const answer = await this.node.send(...args);
     this.observer.observe(args[0], answer.tipHeight);
     return answer;
   }

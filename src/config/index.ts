@@ -88,6 +88,10 @@ export interface Config {
   readonly chainTipMaxAdvance: number;
   /** Block bound of requests that send no cacheControl.maxBlocks; undefined = none (the default). */
   readonly cacheMaxBlocks: number | undefined;
+  /** NODE_MAX_BLOCKS: the block bound of the latest-state node routes (docs/node-routes.md). */
+  readonly nodeMaxBlocks: number;
+  /** NODE_DEFAULT_NETWORK: where node routes that name no address go. */
+  readonly nodeDefaultNetwork: Network;
   /** Default cacheControl.staleWhileRevalidate, seconds (0 = off). */
   readonly cacheStaleWhileRevalidateS: number;
   /** Default cacheControl.staleIfError, seconds (0 = off). */
@@ -304,6 +308,8 @@ export function loadConfig(env: Env = process.env): Config {
     chainTipMaxAgeMs: intVar(env, 'CHAIN_TIP_MAX_AGE_MS'),
     chainTipMaxAdvance: intVar(env, 'CHAIN_TIP_MAX_ADVANCE'),
     cacheMaxBlocks: optionalIntVar(env, 'CACHE_MAX_BLOCKS'),
+    nodeMaxBlocks: intVar(env, 'NODE_MAX_BLOCKS'),
+    nodeDefaultNetwork: oneOfVar<Network>(env, 'NODE_DEFAULT_NETWORK'),
     cacheStaleWhileRevalidateS: intVar(env, 'CACHE_STALE_WHILE_REVALIDATE_S'),
     cacheStaleIfErrorS: intVar(env, 'CACHE_STALE_IF_ERROR_S'),
     cacheStaleMaxS: intVar(env, 'CACHE_STALE_MAX_S'),

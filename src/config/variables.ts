@@ -254,6 +254,18 @@ export const VARIABLES: readonly Variable[] = [
     doc: 'block bound of requests that send no `cacheControl.maxBlocks`; unset = none (latest-state entries are kept indefinitely, and start-up says so)',
   },
   {
+    name: 'NODE_MAX_BLOCKS',
+    kind: int(0),
+    default: '0',
+    doc: 'block bound of the latest-state node routes (`/v2/data_var`, `/v2/map_entry`, call-read, ...): 0 = an answer serves only while the tip it was read at is the tip',
+  },
+  {
+    name: 'NODE_DEFAULT_NETWORK',
+    kind: { type: 'oneOf', values: ['mainnet', 'testnet'] },
+    default: 'mainnet',
+    doc: 'network of the node routes that name no address (`/v2/info`, `/v2/pox`, fees, transaction lookups) outside the `/mainnet` and `/testnet` prefixes',
+  },
+  {
     name: 'CACHE_STALE_WHILE_REVALIDATE_S',
     kind: int(0, MAX_WINDOW_S),
     default: '0',

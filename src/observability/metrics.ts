@@ -13,7 +13,8 @@ import { KeyMetrics } from './key-metrics.js';
 import { ObserverMetrics } from './observer-metrics.js';
 import { TallyHistogram } from './tally-histogram.js';
 
-export type CacheEndpoint = 'read-only' | 'abi';
+/** Which cache an outcome belongs to: read-only results, ABIs, or node route answers. */
+export type CacheEndpoint = 'read-only' | 'abi' | 'node';
 
 export interface MetricSources {
   /** The upstreams (read when scraped; undefined until built, or with an injected node). */

@@ -96,8 +96,13 @@ export class AbiRegistry {
   }
 
   /** The node-compatible interface endpoint's answer: the stored document alone, as the node sends it. */
-  nodeAnswer(contractAddress: string, contractName: string, ctx?: RequestContext): Promise<RenderedAnswer> {
-    return this.#answer(contractAddress, contractName, (json) => json, {}, ctx);
+  nodeAnswer(
+    contractAddress: string,
+    contractName: string,
+    ctx?: RequestContext,
+    network?: Network,
+  ): Promise<RenderedAnswer> {
+    return this.#answer(contractAddress, contractName, (json) => json, { network }, ctx);
   }
 
   async #answer(

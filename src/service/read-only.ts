@@ -28,7 +28,7 @@ import { nodeRefusalBody, nodeResultBody, refusalCause } from './node-shape.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
 import { hitReuse, replayable } from './replay.js';
-import { isTransientFailure } from './transient.js';
+import { type StaleDefaults, staleWindows } from './stale-windows.js';
 
 export type { RenderedAnswer } from './answer.js';
 export type { RequestText } from './prepared-call.js';
@@ -81,16 +81,12 @@ export interface ReadOnlyLookup extends CacheView {
  * deployment's defaults. Without it (a service built for a test), entries are judged by their
  * ttl alone, as before block bounds existed.
  */
-export interface FreshnessSettings {
+export interface FreshnessSettings extends StaleDefaults {
   readonly chain: ChainTracker;
   /** CACHE_MAX_BLOCKS: the bound of requests that send no maxBlocks; undefined = none. */
   readonly maxBlocks: number | undefined;
-  /** CACHE_STALE_WHILE_REVALIDATE_S. */
-  readonly staleWhileRevalidateS: number;
-  /** CACHE_STALE_IF_ERROR_S. */
-  readonly staleIfErrorS: number;
-  /** CACHE_STALE_MAX_S: retention past freshness, and the cap of both windows. */
-  readonly staleMaxS: number;
+  /** NODE_MAX_BLOCKS: the bound of the node-compatible call-read (a node answers the current state). */
+  readonly nodeMaxBlocks?: number | undefined;
 }
 
 /** The integer fields of cacheControl that the chain-aware rules add (checked here too for callers without the HTTP schema). */
@@ -204,8 +200,14 @@ export class ReadOnlyService {
    */
   async nodeAnswer(req: ReadOnlyRequest, text?: RequestText, rc?: RequestContext): Promise<RenderedAnswer> {
     let result: ReadOnlyLookup;
+    // A node answers the current state: NODE_MAX_BLOCKS is this shape's block bound.
+    const nodeMaxBlocks = this.freshness?.nodeMaxBlocks;
+    const bounded =
+      nodeMaxBlocks === undefined || req.cacheControl?.maxBlocks !== undefined
+        ? req
+        : { ...req, cacheControl: { ...req.cacheControl, maxBlocks: nodeMaxBlocks } };
     try {
-      result = await this.lookup(req, text, 'arguments', rc);
+      result = await this.lookup(bounded, text, 'arguments', rc);
     } catch (err) {
       const cause = refusalCause(err);
       if (cause === undefined) throw err;
@@ -416,15 +418,7 @@ export class ReadOnlyService {
 
   /** Stale windows (capped to CACHE_STALE_MAX_S) and retention for a request. */
   #windows(f: FreshnessSettings, cc: NonNullable<ReadOnlyRequest['cacheControl']>): Partial<CachePolicy> {
-    const capS = f.staleMaxS;
-    const swrS = Math.min(cc.staleWhileRevalidate ?? f.staleWhileRevalidateS, capS);
-    const sieS = Math.min(cc.staleIfError ?? f.staleIfErrorS, capS);
-    const windows: Partial<CachePolicy> = {
-      keepStaleMs: capS * 1000,
-      ...(swrS > 0 ? { staleWhileRevalidateMs: swrS * 1000 } : {}),
-      ...(sieS > 0 ? { staleIfErrorMs: sieS * 1000, isTransient: isTransientFailure } : {}),
-    };
-    return windows;
+    return staleWindows(f, cc);
   }
 
   /** A load: the node's result, with the height it was read at. */

@@ -35,7 +35,7 @@ import {
 } from './outcomes.js';
 import type { Upstream, UpstreamPool } from './pool.js';
 import { retryDelayMs } from './retry.js';
-import type { Transport } from './transport.js';
+import type { OutgoingBody, Transport } from './transport.js';
 
 export interface AttemptEvent {
   network: Network;
@@ -96,6 +96,11 @@ export interface RunOptions {
   readonly maxAttempts?: number | undefined;
   /** Longest wait for a budget token (see CallOptions.budgetWaitMs). */
   readonly budgetWaitMs?: number | undefined;
+  /**
+   * Send to one upstream once: no retry, no failover, no hedge (a broadcast transaction,
+   * which must never reach the network twice once its body went out).
+   */
+  readonly once?: boolean | undefined;
 }
 
 /** A successful call: the endpoint's value, the upstream that gave it and the tip it reported. */
@@ -145,15 +150,16 @@ export class Attempts {
 
   async run<T>(
     target: Target,
-    body: string | undefined,
+    body: OutgoingBody | undefined,
     onSuccess: SuccessCheck<T>,
     onSpecialStatus?: StatusCheck<T>,
     options: RunOptions = {},
   ): Promise<Answered<T>> {
     const transport = this.#transport;
     // maxAttempts can only lower UPSTREAM_RETRIES (never below one attempt).
-    const retries =
-      options.maxAttempts === undefined
+    const retries = options.once
+      ? 0
+      : options.maxAttempts === undefined
         ? this.#config.upstreamRetries
         : Math.min(this.#config.upstreamRetries, Math.max(1, Math.floor(options.maxAttempts)) - 1);
     const latest = options.latest !== false;
@@ -197,6 +203,7 @@ export class Attempts {
       if (verdict.type === 'final') throw verdict.error;
       for (const u of round.failed) failed.add(u);
       const elsewhere = this.#pool.hasAlternative(target.network, { avoid: failed, latest });
+      if (options.once) throw verdict.error(attempt + 1);
       if (verdict.elsewhereOnly === true && !elsewhere) throw verdict.error(attempt + 1);
       if (attempt >= retries) throw verdict.error(attempt + 1);
 
@@ -239,14 +246,14 @@ export class Attempts {
   async #round<T>(
     upstream: Upstream,
     target: Target,
-    body: string | undefined,
+    body: OutgoingBody | undefined,
     onSuccess: SuccessCheck<T>,
     onSpecialStatus: StatusCheck<T> | undefined,
     attempt: number,
     failed: ReadonlySet<Upstream>,
     options: RunOptions,
   ): Promise<Round<T>> {
-    const hedgeMs = this.#config.upstreamHedgeMs;
+    const hedgeMs = options.once ? undefined : this.#config.upstreamHedgeMs;
     const mainAbort = new AbortController();
     const main = this.#send(
       upstream,
@@ -327,7 +334,7 @@ export class Attempts {
   async #send<T>(
     upstream: Upstream,
     target: Target,
-    body: string | undefined,
+    body: OutgoingBody | undefined,
     onSuccess: SuccessCheck<T>,
     onSpecialStatus: StatusCheck<T> | undefined,
     attempt: number,

@@ -10,6 +10,7 @@
  * `value`, so call sites read as what they hold.
  */
 import type { Network } from '../network.js';
+import type { OutgoingBody } from './transport.js';
 
 /** Where an answer came from. */
 export interface AnswerMeta {
@@ -107,7 +108,32 @@ export interface UpstreamNodeInfo {
 export type ContractInterfaceAnswer = NodeAnswer<{ readonly abi: UpstreamContractInterface }>;
 export type NodeInfoAnswer = NodeAnswer<{ readonly info: UpstreamNodeInfo }>;
 
+/** A node route's request as forwarded (src/upstream/endpoints.ts). */
+export interface ForwardRequest extends CallOptions {
+  readonly method: 'GET' | 'POST';
+  /** Path and query, relative to the upstream's base URL. */
+  readonly path: string;
+  /** The client's body, passed through with its content type. */
+  readonly body?: OutgoingBody | undefined;
+  /** A read at the current tip (lagging upstreams skipped); false for pinned and timeless reads. */
+  readonly latest: boolean;
+  /** One attempt on one upstream, never resent (a broadcast). */
+  readonly once?: boolean;
+}
+
+/**
+ * The node's own answer, as it gave it: any status but a transient one (5xx, 429, which are
+ * retried and failed over, then raised as the gateway's own error).
+ */
+export interface ForwardedAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+}
+
 export interface NodeApi {
+  /** Any node route's request (the endpoint table); absent in test doubles that do not need it. */
+  send?(network: Network, req: ForwardRequest, ctx?: RequestContext): Promise<NodeAnswer<ForwardedAnswer>>;
   /** POST /v2/contracts/call-read/{address}/{contract}/{function}[?tip=] */
   callReadOnly(
     network: Network,

@@ -23,7 +23,8 @@ import type { Network } from '../network.js';
 import { parseRetryAfterMs, toRetryAfterSeconds } from './retry.js';
 import { ABORTED, CLIENT_CLOSED, type HttpResponse, type RawResult } from './transport.js';
 
-export type UpstreamKind = 'call-read' | 'interface' | 'info';
+/** What an attempt was for (metrics): the gateway's own reads, or a forwarded node route. */
+export type UpstreamKind = 'call-read' | 'interface' | 'info' | 'node';
 
 /** What one HTTP attempt ended as; the `outcome` of an AttemptEvent. */
 export type AttemptOutcome =

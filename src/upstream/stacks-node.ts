@@ -30,6 +30,8 @@ import type { Budget } from './budget/budget.js';
 import type {
   CallOptions,
   ContractInterfaceAnswer,
+  ForwardedAnswer,
+  ForwardRequest,
   NodeAnswer,
   NodeApi,
   NodeInfoAnswer,
@@ -42,7 +44,7 @@ import type {
 } from './node-api.js';
 import { describe, reasonOf, type Target, type Verdict } from './outcomes.js';
 import { createDefaultPool, type Upstream, type UpstreamPool } from './pool.js';
-import { Transport } from './transport.js';
+import { type HttpResponse, Transport } from './transport.js';
 
 export type UpstreamConfig = Pick<
   Config,
@@ -253,6 +255,45 @@ export class StacksNodeClient implements NodeApi {
       { context: ctx },
     );
     return withMeta({ abi: answer.value }, answer);
+  }
+
+  /**
+   * Any node route (the endpoint table): the node's answer as it gave it, whatever its status,
+   * except the transient ones (5xx, 429), which are retried and failed over like every read's
+   * and, when every attempt failed, raised as the gateway's own error.
+   */
+  async send(
+    network: Network,
+    req: ForwardRequest,
+    ctx?: RequestContext,
+  ): Promise<NodeAnswer<ForwardedAnswer>> {
+    const target: Target = { network, kind: 'node', method: req.method, path: req.path };
+    const passThrough = (res: HttpResponse): Verdict<ForwardedAnswer> => {
+      const type = res.headers['content-type'];
+      return {
+        type: 'ok',
+        outcome: 'ok',
+        value: {
+          status: res.status,
+          contentType: (Array.isArray(type) ? type[0] : type) ?? 'application/octet-stream',
+          body: res.body,
+        },
+      };
+    };
+    const answer = await this.#attempts.run<ForwardedAnswer>(
+      target,
+      req.body,
+      passThrough,
+      (res) => (res.status === 429 || res.status >= 500 ? undefined : passThrough(res)),
+      {
+        latest: req.latest,
+        context: ctx,
+        once: req.once,
+        maxAttempts: req.maxAttempts,
+        budgetWaitMs: req.budgetWaitMs,
+      },
+    );
+    return withMeta(answer.value, answer);
   }
 
   async getInfo(network: Network, opts: CallOptions = {}, ctx?: RequestContext): Promise<NodeInfoAnswer> {

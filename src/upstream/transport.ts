@@ -24,6 +24,12 @@ export interface Destination {
   readonly query?: string;
 }
 
+/**
+ * What is sent: a JSON text (the gateway's own requests), or bytes with their content type as
+ * a client gave them (a forwarded node route, e.g. a broadcast transaction).
+ */
+export type OutgoingBody = string | { readonly data: string | Uint8Array; readonly contentType: string };
+
 export interface HttpResponse {
   readonly type: 'response';
   readonly status: number;
@@ -116,14 +122,16 @@ export class Transport {
     to: Destination,
     method: 'GET' | 'POST',
     path: string,
-    body: string | undefined,
+    body: OutgoingBody | undefined,
     signal?: AbortSignal,
   ): Promise<RawResult> {
     const headers: Record<string, string> = {
       accept: 'application/json',
       'user-agent': 'clarity-cache',
     };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined) {
+      headers['content-type'] = typeof body === 'string' ? 'application/json' : body.contentType;
+    }
     if (to.apiKey !== undefined) headers['x-api-key'] = to.apiKey;
 
     const timeoutMs = this.timeoutMs;
@@ -142,7 +150,7 @@ export class Transport {
         path: withQuery(to.pathPrefix + path, to.query),
         method,
         headers,
-        body: body ?? null,
+        body: body === undefined ? null : typeof body === 'string' ? body : body.data,
         signal: controller.signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,

@@ -1,0 +1,213 @@
+/**
+ * The node's own routes (docs/node-routes.md), one Fastify route per descriptor of the endpoint
+ * table, each also under /mainnet and /testnet (a client's base URL `http://gateway/testnet`
+ * fixes the network for all of them). Every other path under /v2/ and /v3/ is NOT_FOUND: the
+ * gateway never forwards a node's write or peer routes, whatever the method, type or body.
+ *
+ * Call-read and the contract interface keep their services (the read-only cache and the ABI
+ * registry); every other route is the generic cached read of src/service/node-routes.ts.
+ * Errors the gateway raises itself keep the envelope (the error handler).
+ */
+
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  ErrorEnvelope,
+  NodeCallReadAnswer,
+  NodeCallReadBody,
+  NodeCallReadParams,
+  NodeCallReadQuery,
+  NodeInterfaceParams,
+} from '../../api/schemas.js';
+import { GatewayError } from '../../errors.js';
+import type { Network } from '../../network.js';
+import type { AbiRegistry } from '../../service/abi-registry.js';
+import type { NodeRouteService } from '../../service/node-routes.js';
+import type { ReadOnlyService } from '../../service/read-only.js';
+import { NETWORK_PREFIXES, NODE_ENDPOINTS, type NodeEndpoint } from '../../upstream/endpoints.js';
+import { offerReplay } from '../fast-lane.js';
+import { sendNodeAnswer } from '../reply.js';
+import { requestContext } from '../request-context.js';
+import { requestText, sendAnswer } from '../send-answer.js';
+
+export interface NodeRoutesOptions {
+  readonly service: ReadOnlyService;
+  readonly abis: AbiRegistry;
+  /** The generic cached read; absent when the node API forwards no route (some tests). */
+  readonly routes: NodeRouteService | undefined;
+}
+
+const TAGS = ['node-compatible'];
+const ERRORS = { '4xx': ErrorEnvelope, '5xx': ErrorEnvelope };
+
+export const nodeRoutes: FastifyPluginAsync<NodeRoutesOptions> = async (app, options) => {
+  // A broadcast transaction's bytes, passed through as received.
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => {
+    done(null, body);
+  });
+  for (const prefix of ['', ...NETWORK_PREFIXES]) {
+    const network = prefix === '' ? undefined : (prefix.slice(1) as Network);
+    for (const endpoint of NODE_ENDPOINTS) {
+      if (endpoint.service === undefined && options.routes === undefined) continue;
+      register(app, endpoint, prefix, network, options);
+    }
+    // Any other node path: never forwarded. Refused before its body is read.
+    for (const root of ['/v2/*', '/v3/*']) {
+      app.route({
+        method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'],
+        url: `${prefix}${root}`,
+        schema: { hide: true },
+        onRequest: async (request) => {
+          throw new GatewayError(
+            'NOT_FOUND',
+            `${request.method} ${request.url.split('?')[0]} is not a route of this gateway`,
+            {
+              method: request.method,
+            },
+          );
+        },
+        handler: async () => undefined,
+      });
+    }
+  }
+};
+
+function register(
+  app: FastifyInstance,
+  endpoint: NodeEndpoint,
+  prefix: string,
+  network: Network | undefined,
+  options: NodeRoutesOptions,
+): void {
+  const url = `${prefix}${endpoint.path}`;
+  // The prefixed copies answer alike; the OpenAPI document and the index list each route once.
+  const hide = prefix !== '';
+  if (endpoint.service === 'read-only') {
+    app.post(
+      url,
+      {
+        schema: {
+          summary: endpoint.summary,
+          description:
+            "The Stacks node's own call-read endpoint, answered from the gateway's cache with the same coalescing, budget and headers (Cache-Status, Age, X-Canonical-Stacks-Tip-Height) as POST /contract-calls/read-only; its block bound is NODE_MAX_BLOCKS. Answers in the node's shape: {okay:true,result} (an (err …) result included) or the node's {okay:false,cause}. The network follows the address.",
+          tags: TAGS,
+          hide,
+          params: NodeCallReadParams,
+          querystring: NodeCallReadQuery,
+          body: NodeCallReadBody,
+          response: { 200: NodeCallReadAnswer, ...ERRORS },
+        },
+      },
+      async (request, reply) => {
+        const {
+          address,
+          contract,
+          function: functionName,
+        } = request.params as {
+          address: string;
+          contract: string;
+          function: string;
+        };
+        const { sender, arguments: args } = request.body as { sender: string; arguments: string[] };
+        // An empty ?tip= is no tip (as `tip=` reads in a URL); anything else is checked strictly.
+        const rawTip = (request.query as { tip?: string }).tip;
+        const tip = rawTip === '' ? undefined : rawTip;
+        const answer = await options.service.nodeAnswer(
+          {
+            contractAddress: address,
+            contractName: contract,
+            functionName,
+            functionArgs: args,
+            senderAddress: sender,
+            ...(network === undefined ? {} : { network }),
+            ...(tip === undefined ? {} : { tip }),
+          },
+          requestText(request),
+          requestContext(request),
+        );
+        offerReplay(request, answer.reuse);
+        return sendAnswer(reply, answer);
+      },
+    );
+    return;
+  }
+  if (endpoint.service === 'abi') {
+    app.get(
+      url,
+      {
+        schema: {
+          summary: endpoint.summary,
+          tags: TAGS,
+          hide,
+          params: NodeInterfaceParams,
+          response: {
+            200: Type.Object({}, { additionalProperties: true, description: 'the contract ABI document' }),
+            ...ERRORS,
+          },
+        },
+      },
+      async (request, reply) => {
+        const { address, contract } = request.params as { address: string; contract: string };
+        return sendAnswer(
+          reply,
+          await options.abis.nodeAnswer(address, contract, requestContext(request), network),
+        );
+      },
+    );
+    return;
+  }
+  const routes = options.routes!;
+  app.route({
+    method: endpoint.method,
+    url,
+    schema: {
+      summary: endpoint.summary,
+      description: `Forwarded to the node as ${endpoint.method} ${endpoint.path.replace(/:([A-Za-z]+)/g, '{$1}')} and answered with its status, content type and body; cache class: ${endpoint.cache}.`,
+      tags: TAGS,
+      hide,
+      params: Type.Object(
+        Object.fromEntries(Object.keys(endpoint.params).map((name) => [name, Type.String()])),
+      ),
+      ...(endpoint.query.length === 0
+        ? {}
+        : {
+            querystring: Type.Object(
+              Object.fromEntries(endpoint.query.map((name) => [name, Type.Optional(Type.String())])),
+              { additionalProperties: true },
+            ),
+          }),
+      response: ERRORS,
+    },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const answer = await routes.answer(
+        {
+          endpoint,
+          params: request.params as Record<string, string>,
+          query: request.query as Record<string, string | undefined>,
+          body: bodyOf(endpoint, request),
+          network,
+        },
+        requestContext(request),
+      );
+      return sendNodeAnswer(reply, answer);
+    },
+  });
+}
+
+/** The body as received, with its content type: bytes as they came, JSON as its exact text. */
+function bodyOf(
+  endpoint: NodeEndpoint,
+  request: FastifyRequest,
+): { data: string | Uint8Array; contentType: string } | undefined {
+  if (endpoint.body === 'none') return undefined;
+  if (Buffer.isBuffer(request.body)) {
+    return { data: request.body, contentType: 'application/octet-stream' };
+  }
+  const text = request.rawBody;
+  if (text === undefined) {
+    throw new GatewayError('VALIDATION_ERROR', `${endpoint.method} ${endpoint.path} needs a body`, {
+      field: 'body',
+    });
+  }
+  return { data: text, contentType: 'application/json' };
+}

@@ -1,0 +1,248 @@
+/**
+ * The node routes the gateway serves, one descriptor each (docs/node-routes.md): how the
+ * request is recognised and checked, how it is cached, and where it goes. Everything else
+ * follows from the table: the HTTP routes (src/http/routes/node-routes.ts), the cache key
+ * (src/cache/keys.ts nodeKey), the cache policy (src/service/node-routes.ts) and the upstream
+ * request (StacksNodeClient.send). Adding a cacheable node route is one entry here.
+ *
+ * Two routes keep services of their own behind the same descriptor: call-read answers from the
+ * read-only service (ABI checks, argument canonicalisation, the shared entry with
+ * /contract-calls/read-only) and the contract interface from the ABI registry (the entry
+ * /contract-calls/abi reads). Every other descriptor is served by one generic cached read.
+ */
+
+/**
+ * How long an answer may be served (docs/node-routes.md, "Caching classes"):
+ * - immutable: until removed (a contract's source, ABI and constants never change);
+ * - latest: the current state, block-bounded by NODE_MAX_BLOCKS (indefinitely with ?tip=);
+ * - account: the current state at the current tip whatever NODE_MAX_BLOCKS says (nonces);
+ * - timed: for CHAIN_TIP_MAX_AGE_MS (the node's own view of the chain);
+ * - never: asked every time (fees, transaction lookups), coalesced while in flight;
+ * - broadcast: asked once of one upstream, never coalesced nor resent.
+ */
+export type CacheClass = 'immutable' | 'latest' | 'account' | 'timed' | 'never' | 'broadcast';
+
+/** How a path parameter is checked before anything is asked upstream. */
+export type ParamKind = 'address' | 'contract' | 'name' | 'principal' | 'txid';
+
+/** Which network a request goes to when no /mainnet or /testnet prefix fixes it. */
+export type NetworkSource = 'address' | 'principal' | 'transaction' | 'default';
+
+/** How the body is taken: none, JSON forwarded as received, or a transaction (bytes or JSON). */
+export type BodyKind = 'none' | 'json' | 'transaction';
+
+export interface NodeEndpoint {
+  /** Short name: metrics label, key namespace part, OpenAPI operation. */
+  readonly name: string;
+  readonly method: 'GET' | 'POST';
+  /** Fastify path pattern, as the node writes the route. */
+  readonly path: string;
+  /** Each path parameter, in path order, and how it is checked. */
+  readonly params: Readonly<Record<string, ParamKind>>;
+  /** Query parameters the node accepts: forwarded and part of the cache key. */
+  readonly query: readonly ('tip' | 'proof')[];
+  readonly body: BodyKind;
+  readonly cache: CacheClass;
+  readonly network: NetworkSource;
+  /** Served by a service of its own (see the module comment) instead of the generic read. */
+  readonly service?: 'read-only' | 'abi';
+  readonly summary: string;
+}
+
+const CONTRACT = { address: 'address', contract: 'contract' } as const;
+
+export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
+  {
+    name: 'source',
+    method: 'GET',
+    path: '/v2/contracts/source/:address/:contract',
+    params: CONTRACT,
+    query: ['tip', 'proof'],
+    body: 'none',
+    cache: 'immutable',
+    network: 'address',
+    summary: "A contract's Clarity source (the node's JSON, cached indefinitely)",
+  },
+  {
+    name: 'interface',
+    method: 'GET',
+    path: '/v2/contracts/interface/:address/:contract',
+    params: CONTRACT,
+    query: [],
+    body: 'none',
+    cache: 'immutable',
+    network: 'address',
+    service: 'abi',
+    summary: "A contract's ABI (the node's JSON, cached indefinitely)",
+  },
+  {
+    name: 'constant',
+    method: 'GET',
+    path: '/v2/constant_val/:address/:contract/:name',
+    params: { ...CONTRACT, name: 'name' },
+    query: ['tip'],
+    body: 'none',
+    cache: 'immutable',
+    network: 'address',
+    summary: "A contract constant's value (cached indefinitely)",
+  },
+  {
+    name: 'trait',
+    method: 'GET',
+    path: '/v2/traits/:address/:contract/:traitAddress/:traitContract/:trait',
+    params: { ...CONTRACT, traitAddress: 'address', traitContract: 'contract', trait: 'name' },
+    query: ['tip'],
+    body: 'none',
+    cache: 'immutable',
+    network: 'address',
+    summary: 'Whether a contract implements a trait (cached indefinitely)',
+  },
+  {
+    name: 'data-var',
+    method: 'GET',
+    path: '/v2/data_var/:address/:contract/:name',
+    params: { ...CONTRACT, name: 'name' },
+    query: ['tip', 'proof'],
+    body: 'none',
+    cache: 'latest',
+    network: 'address',
+    summary: "A data variable's current value (cached per block)",
+  },
+  {
+    name: 'map-entry',
+    method: 'POST',
+    path: '/v2/map_entry/:address/:contract/:name',
+    params: { ...CONTRACT, name: 'name' },
+    query: ['tip', 'proof'],
+    body: 'json',
+    cache: 'latest',
+    network: 'address',
+    summary:
+      "A map entry's current value; the body is the key, serialized hex in a JSON string (cached per block)",
+  },
+  {
+    name: 'call-read',
+    method: 'POST',
+    path: '/v2/contracts/call-read/:address/:contract/:function',
+    params: { ...CONTRACT, function: 'name' },
+    query: ['tip'],
+    body: 'json',
+    cache: 'latest',
+    network: 'address',
+    service: 'read-only',
+    summary: 'A read-only call in the node shape (the cache of /contract-calls/read-only)',
+  },
+  {
+    name: 'fast-call-read',
+    method: 'POST',
+    path: '/v3/contracts/fast-call-read/:address/:contract/:function',
+    params: { ...CONTRACT, function: 'name' },
+    query: ['tip'],
+    body: 'json',
+    cache: 'latest',
+    network: 'address',
+    summary: "The node's fast read-only call (cached per block)",
+  },
+  {
+    name: 'account',
+    method: 'GET',
+    path: '/v2/accounts/:principal',
+    params: { principal: 'principal' },
+    query: ['tip', 'proof'],
+    body: 'none',
+    cache: 'account',
+    network: 'principal',
+    summary: "An account's balance and nonce, always at the current tip",
+  },
+  {
+    name: 'info',
+    method: 'GET',
+    path: '/v2/info',
+    params: {},
+    query: [],
+    body: 'none',
+    cache: 'timed',
+    network: 'default',
+    summary: "The node's view of the chain (cached for CHAIN_TIP_MAX_AGE_MS)",
+  },
+  {
+    name: 'pox',
+    method: 'GET',
+    path: '/v2/pox',
+    params: {},
+    query: [],
+    body: 'none',
+    cache: 'timed',
+    network: 'default',
+    summary: 'Proof-of-transfer state (cached for CHAIN_TIP_MAX_AGE_MS)',
+  },
+  {
+    name: 'tenure-info',
+    method: 'GET',
+    path: '/v3/tenures/info',
+    params: {},
+    query: [],
+    body: 'none',
+    cache: 'timed',
+    network: 'default',
+    summary: 'The current tenure (cached for CHAIN_TIP_MAX_AGE_MS)',
+  },
+  {
+    name: 'fee-transfer',
+    method: 'GET',
+    path: '/v2/fees/transfer',
+    params: {},
+    query: [],
+    body: 'none',
+    cache: 'never',
+    network: 'default',
+    summary: 'The fee rate of an STX transfer (never cached)',
+  },
+  {
+    name: 'fee-transaction',
+    method: 'POST',
+    path: '/v2/fees/transaction',
+    params: {},
+    query: [],
+    body: 'json',
+    cache: 'never',
+    network: 'default',
+    summary: "A transaction's fee estimate (never cached)",
+  },
+  {
+    name: 'transaction',
+    method: 'GET',
+    path: '/v3/transaction/:txid',
+    params: { txid: 'txid' },
+    query: [],
+    body: 'none',
+    cache: 'never',
+    network: 'default',
+    summary: 'A confirmed transaction (never cached)',
+  },
+  {
+    name: 'unconfirmed',
+    method: 'GET',
+    path: '/v2/transactions/unconfirmed/:txid',
+    params: { txid: 'txid' },
+    query: [],
+    body: 'none',
+    cache: 'never',
+    network: 'default',
+    summary: 'A mempool transaction (never cached)',
+  },
+  {
+    name: 'broadcast',
+    method: 'POST',
+    path: '/v2/transactions',
+    params: {},
+    query: [],
+    body: 'transaction',
+    cache: 'broadcast',
+    network: 'transaction',
+    summary: 'Broadcast a transaction: sent once to one upstream, never cached',
+  },
+];
+
+/** The path prefixes that fix the network of every node route under them. */
+export const NETWORK_PREFIXES = ['/mainnet', '/testnet'] as const;
