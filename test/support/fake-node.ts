@@ -126,6 +126,12 @@ export interface FakeNode {
   setSource(address: string, contractName: string, source: string): void;
   deleteAbi(address: string, contractName: string): void;
   /**
+   * Answer `method path` (the path without its query, still percent-encoded) with this raw
+   * answer, or with a handler's (it sees the request, so it may depend on the query or body).
+   * The tip header is added to 2xx answers as for every route.
+   */
+  setRoute(method: string, path: string, answer: FakeRawResponse | ((req: FakeRequest) => FakeRawResponse)): void;
+  /**
    * Answer call-read for address.name::functionName: a static `{okay, result}` /
    * `{okay:false, cause}`, or a handler (may depend on the arguments, sender or tip; may return a
    * FakeRawResponse). Makes the contract known for call-read.
@@ -257,6 +263,12 @@ class FakeStacksNode implements FakeNode {
   }
 
   // --- registries ---
+
+  readonly routes = new Map<string, FakeRawResponse | ((req: FakeRequest) => FakeRawResponse)>();
+
+  setRoute(method: string, path: string, answer: FakeRawResponse | ((req: FakeRequest) => FakeRawResponse)): void {
+    this.routes.set(`${method} ${path}`, answer);
+  }
 
   setSource(address: string, contractName: string, source: string): void {
     this.sources.set(`${address}.${contractName}`, source);
@@ -661,6 +673,13 @@ class FakeStacksNode implements FakeNode {
         return;
       }
       case 'other': {
+        const registered = this.routes.get(`${record.method} ${record.path}`);
+        if (registered !== undefined) {
+          const answer = typeof registered === 'function' ? registered(record) : registered;
+          const ok = answer.status >= 200 && answer.status < 300;
+          send(res, answer.status, answer.body, { ...(ok ? tipHeader : {}), ...answer.headers });
+          return;
+        }
         const source = /^\/v2\/contracts\/source\/([^/]+)\/([^/?]+)$/.exec(record.path);
         const code = source === null ? undefined : this.sources.get(`${source[1]}.${source[2]}`);
         if (record.method === 'GET' && code !== undefined) {
