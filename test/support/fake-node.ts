@@ -130,7 +130,11 @@ export interface FakeNode {
    * answer, or with a handler's (it sees the request, so it may depend on the query or body).
    * The tip header is added to 2xx answers as for every route.
    */
-  setRoute(method: string, path: string, answer: FakeRawResponse | ((req: FakeRequest) => FakeRawResponse)): void;
+  setRoute(
+    method: string,
+    path: string,
+    answer: FakeRawResponse | ((req: FakeRequest) => FakeRawResponse),
+  ): void;
   /**
    * Answer call-read for address.name::functionName: a static `{okay, result}` /
    * `{okay:false, cause}`, or a handler (may depend on the arguments, sender or tip; may return a
@@ -266,7 +270,11 @@ class FakeStacksNode implements FakeNode {
 
   readonly routes = new Map<string, FakeRawResponse | ((req: FakeRequest) => FakeRawResponse)>();
 
-  setRoute(method: string, path: string, answer: FakeRawResponse | ((req: FakeRequest) => FakeRawResponse)): void {
+  setRoute(
+    method: string,
+    path: string,
+    answer: FakeRawResponse | ((req: FakeRequest) => FakeRawResponse),
+  ): void {
     this.routes.set(`${method} ${path}`, answer);
   }
 
