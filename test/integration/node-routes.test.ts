@@ -250,7 +250,7 @@ describe('cache classes, counted at the node', () => {
       });
       await fetch(`${lenient.url}${dataVarPath('teach')}`);
       const account = await fetch(`${lenient.url}${path}`);
-      expect((await account.json()).nonce).toBe(mainnet.tipHeight);
+      expect(((await account.json()) as { nonce: number }).nonce).toBe(mainnet.tipHeight);
       // The data var tolerates ten blocks: still answered from the cache.
       const lenientVar = await fetch(`${lenient.url}${dataVarPath('lenient')}`);
       expect(lenientVar.headers.get('cache-status')).toMatch(/hit/);
