@@ -47,7 +47,16 @@ export interface NodeEndpoint {
   /** Served by a service of its own (see the module comment) instead of the generic read. */
   readonly service?: 'read-only' | 'abi';
   readonly summary: string;
+  /**
+   * What the OpenAPI document prefills ("Try it out"), written for the demo's local chain: a
+   * value for every path parameter, and the body.
+   */
+  readonly example: { readonly params?: Readonly<Record<string, string>>; readonly body?: unknown };
 }
+
+/** The local chain's deployer and its contracts, which the examples name. */
+const DEMO = 'ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM';
+const DEMO_TX = `0x${'0'.repeat(64)}`;
 
 const CONTRACT = { address: 'address', contract: 'contract' } as const;
 
@@ -62,6 +71,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'immutable',
     network: 'address',
     summary: "A contract's Clarity source (the node's JSON, cached indefinitely)",
+    example: { params: { address: DEMO, contract: 'demo-dao' } },
   },
   {
     name: 'interface',
@@ -74,6 +84,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     network: 'address',
     service: 'abi',
     summary: "A contract's ABI (the node's JSON, cached indefinitely)",
+    example: { params: { address: DEMO, contract: 'demo-dao' } },
   },
   {
     name: 'constant',
@@ -85,6 +96,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'immutable',
     network: 'address',
     summary: "A contract constant's value (cached indefinitely)",
+    example: { params: { address: DEMO, contract: 'demo-dao', name: 'created-at' } },
   },
   {
     name: 'trait',
@@ -96,6 +108,15 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'immutable',
     network: 'address',
     summary: 'Whether a contract implements a trait (cached indefinitely)',
+    example: {
+      params: {
+        address: DEMO,
+        contract: 'demo-token',
+        traitAddress: DEMO,
+        traitContract: 'sip-010-trait-ft-standard',
+        trait: 'sip-010-trait',
+      },
+    },
   },
   {
     name: 'data-var',
@@ -107,6 +128,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'latest',
     network: 'address',
     summary: "A data variable's current value (cached per block)",
+    example: { params: { address: DEMO, contract: 'demo-dao', name: 'proposal-count' } },
   },
   {
     name: 'map-entry',
@@ -119,6 +141,11 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     network: 'address',
     summary:
       "A map entry's current value; the body is the key, serialized hex in a JSON string (cached per block)",
+    example: {
+      params: { address: DEMO, contract: 'demo-dao', name: 'members' },
+      // the key: the deployer, a serialized principal
+      body: '0x051a6d78de7b0625dfbfc16c3a8a5735f6dc3dc3f2ce',
+    },
   },
   {
     name: 'call-read',
@@ -131,6 +158,10 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     network: 'address',
     service: 'read-only',
     summary: 'A read-only call in the node shape (the cache of /contract-calls/read-only)',
+    example: {
+      params: { address: DEMO, contract: 'demo-token', function: 'get-name' },
+      body: { sender: DEMO, arguments: [] },
+    },
   },
   {
     name: 'fast-call-read',
@@ -142,6 +173,10 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'latest',
     network: 'address',
     summary: "The node's fast read-only call (cached per block)",
+    example: {
+      params: { address: DEMO, contract: 'demo-token', function: 'get-name' },
+      body: { sender: DEMO, arguments: [] },
+    },
   },
   {
     name: 'account',
@@ -153,6 +188,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'account',
     network: 'principal',
     summary: "An account's balance and nonce, always at the current tip",
+    example: { params: { principal: DEMO } },
   },
   {
     name: 'info',
@@ -164,6 +200,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'timed',
     network: 'default',
     summary: "The node's view of the chain (cached for CHAIN_TIP_MAX_AGE_MS)",
+    example: {},
   },
   {
     name: 'pox',
@@ -175,6 +212,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'timed',
     network: 'default',
     summary: 'Proof-of-transfer state (cached for CHAIN_TIP_MAX_AGE_MS)',
+    example: {},
   },
   {
     name: 'tenure-info',
@@ -186,6 +224,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'timed',
     network: 'default',
     summary: 'The current tenure (cached for CHAIN_TIP_MAX_AGE_MS)',
+    example: {},
   },
   {
     name: 'fee-transfer',
@@ -197,6 +236,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'never',
     network: 'default',
     summary: 'The fee rate of an STX transfer (never cached)',
+    example: {},
   },
   {
     name: 'fee-transaction',
@@ -208,6 +248,13 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'never',
     network: 'default',
     summary: "A transaction's fee estimate (never cached)",
+    example: {
+      body: {
+        transaction_payload:
+          '0x021a6d78de7b0625dfbfc16c3a8a5735f6dc3dc3f2ce0a64656d6f2d746f6b656e086765742d6e616d6500000000',
+        estimated_len: 180,
+      },
+    },
   },
   {
     name: 'transaction',
@@ -219,6 +266,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'never',
     network: 'default',
     summary: 'A confirmed transaction (never cached)',
+    example: { params: { txid: DEMO_TX } },
   },
   {
     name: 'unconfirmed',
@@ -230,6 +278,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'never',
     network: 'default',
     summary: 'A mempool transaction (never cached)',
+    example: { params: { txid: DEMO_TX } },
   },
   {
     name: 'broadcast',
@@ -241,6 +290,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'broadcast',
     network: 'transaction',
     summary: 'Broadcast a transaction: sent once to one upstream, never cached',
+    example: { body: { tx: '80800000000400' } },
   },
 ];
 
