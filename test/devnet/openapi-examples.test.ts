@@ -98,6 +98,13 @@ describe('the OpenAPI examples', () => {
       const res = await fetch(url, init);
       const text = await res.text();
       const what = `${method.toUpperCase()} ${path} -> ${res.status} ${text.slice(0, 300)}`;
+      // A node route's example reaches the node: routes about transactions name one the local
+      // chain need not know (its 404), or one it cannot accept (its 400), passed through as the
+      // node wrote them, never the gateway's own refusal.
+      if (/^\/v[23]\/(?:transactions|transaction\/)/.test(path) && res.status < 500) {
+        expect(text.includes('"success":false'), what).toBe(false);
+        continue;
+      }
       expect(res.status, what).toBeLessThan(300);
       if ((res.headers.get('content-type') ?? '').includes('application/json')) {
         // The envelope's success, or the node-compatible routes' okay (/v2/...).

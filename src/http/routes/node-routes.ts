@@ -166,8 +166,24 @@ function register(
       tags: TAGS,
       hide,
       params: Type.Object(
-        Object.fromEntries(Object.keys(endpoint.params).map((name) => [name, Type.String()])),
+        Object.fromEntries(
+          Object.keys(endpoint.params).map((name) => {
+            const example = endpoint.example.params?.[name];
+            return [name, Type.String(example === undefined ? {} : { examples: [example] })];
+          }),
+        ),
       ),
+      ...(endpoint.body === 'none'
+        ? {}
+        : {
+            body: Type.Unknown({
+              description:
+                endpoint.body === 'transaction'
+                  ? 'the transaction: its bytes as application/octet-stream, or {"tx":"<hex>"} as application/json'
+                  : "the node's JSON body, forwarded as received",
+              examples: [endpoint.example.body],
+            }),
+          }),
       ...(endpoint.query.length === 0
         ? {}
         : {
