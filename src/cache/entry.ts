@@ -19,12 +19,29 @@ export interface CacheEntry {
   readonly expiresAt: number | null;
   /** Chain tip height the value was read at; null when unknown (then it fits no block bound). */
   readonly tipHeight: number | null;
+  /**
+   * The chain the value was read from (docs/freshness.md, "Chain identity"): its network id
+   * and genesis hash as the upstreams reported them; absent when unknown at write time.
+   */
+  readonly chain?: string | null | undefined;
+}
+
+/**
+ * A stored entry that cannot be read back (foreign bytes, a damaged row): the cache treats
+ * it as a miss, deletes it and counts it; it is never answered, never blamed on the client.
+ */
+export class CorruptEntryError extends Error {
+  constructor(key: string, why: string) {
+    super(`stored entry for "${key}" cannot be read: ${why}`);
+  }
 }
 
 /** What a writer can say about a new entry besides its value and ttl. */
 export interface EntryMeta {
   /** Chain tip height the value was read at. */
   readonly tipHeight?: number | null | undefined;
+  /** The chain identity the value was read under (CacheEntry.chain). */
+  readonly chain?: string | undefined;
   /**
    * How long past staleAt the entry is kept for stale answers (ms). Only meaningful with a
    * ttl; 0 or undefined = dropped as soon as it is stale (today's behaviour).
@@ -42,6 +59,7 @@ export function newEntry(value: string, now: number, ttlMs?: number, meta: Entry
     staleAt,
     expiresAt: staleAt === null ? null : staleAt + Math.max(0, keep),
     tipHeight: meta.tipHeight ?? null,
+    ...(meta.chain === undefined ? {} : { chain: meta.chain }),
   };
 }
 

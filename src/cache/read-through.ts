@@ -17,9 +17,17 @@
  * 'refetch': Cache-Status fwd=stale).
  */
 import type { CrossInstanceCoalescer } from './coalescer.js';
-import type { CacheEntry, EntryMeta } from './entry.js';
-import { classify, type FreshnessRequirement } from './policy.js';
+import { type CacheEntry, CorruptEntryError, type EntryMeta } from './entry.js';
+import { judge, type Requirements, type TipView, type Verdict } from './judge.js';
 import type { CacheStore } from './store.js';
+
+/** What a request requires of a cached entry beyond its ttl: a block bound. */
+export interface FreshnessRequirement {
+  /** Most blocks the chain may have advanced since the entry was read; undefined = no bound. */
+  readonly maxBlocks?: number | undefined;
+  /** The current tip height, when given as a plain number (tests). */
+  readonly tipHeight?: number | undefined;
+}
 
 export type CacheOutcome = 'hit' | 'miss' | 'coalesced' | 'bypass';
 
@@ -60,6 +68,12 @@ export interface CachePolicy {
   readonly tipHeight?: (() => number | undefined | Promise<number | undefined>) | undefined;
   /** When the gateway first learned of a tip at or above height: when a block bound broke. */
   readonly tipLearnedAt?: ((height: number) => number | undefined) | undefined;
+  /**
+   * The chain as the judge sees it (src/chain implements it): the tip believed now, the last
+   * one believed however old, when heights were first learned. Overrides tipHeight and
+   * tipLearnedAt, which only describe the tip believed now.
+   */
+  readonly tipView?: (() => TipView | Promise<TipView>) | undefined;
   /**
    * Proof of currency from the event observer (docs/events.md): true when the entry, though
    * read blocks ago, is provably unchanged at tip `tipHeight` (every block since arrived, none
@@ -124,9 +138,14 @@ export interface StaleHooks {
   onRevalidate?(result: 'ok' | 'failed', key: string, err?: unknown): void;
 }
 
-/** An entry judged for one request: fresh, or stale since a moment (epoch ms). */
-type Judgement = { readonly fresh: true } | { readonly fresh: false; readonly since: number };
-const FRESH: Judgement = { fresh: true };
+/**
+ * The chain identity entries are read and written under, from a key (its network); undefined
+ * while unknown. Told of entries of another chain, which are never served.
+ */
+export interface ChainIdentityHooks {
+  current(key: string): string | undefined;
+  onOtherChain?(key: string, entry: CacheEntry): void;
+}
 
 export class ReadThroughCache {
   readonly #inflight = new Map<string, InFlight>();
@@ -138,6 +157,8 @@ export class ReadThroughCache {
   private readonly coalescer: CrossInstanceCoalescer | undefined;
   /** Clock for freshness, in epoch ms; give it the store's. */
   private readonly now: () => number;
+  private readonly chain: ChainIdentityHooks | undefined;
+  private readonly onCorrupt: (key: string) => void;
 
   constructor(
     private readonly store: CacheStore,
@@ -147,8 +168,14 @@ export class ReadThroughCache {
       coalescer?: CrossInstanceCoalescer | undefined;
       now?: () => number;
       stale?: StaleHooks;
+      /** Chain identity of entries (docs/freshness.md); absent: entries of any chain serve. */
+      chain?: ChainIdentityHooks;
+      /** Told of every damaged entry found, which is removed and treated as a miss. */
+      onCorrupt?: (key: string) => void;
     } = {},
   ) {
+    this.chain = hooks.chain;
+    this.onCorrupt = hooks.onCorrupt ?? (() => {});
     this.staleHooks = hooks.stale ?? {};
     this.now = hooks.now ?? Date.now;
     this.onStoreError = hooks.onStoreError ?? (() => {});
@@ -161,11 +188,19 @@ export class ReadThroughCache {
     this.onStoreError(err, op);
   }
 
-  /** Read an entry (fresh or stale), a store failure counting as a miss. */
+  /**
+   * Read an entry (fresh or stale), a store failure counting as a miss. A damaged entry is a
+   * miss too: removed (best effort) and counted, never answered.
+   */
   async peek(key: string): Promise<CacheEntry | undefined> {
     try {
       return await this.store.get(key);
     } catch (err) {
+      if (err instanceof CorruptEntryError) {
+        this.onCorrupt(key);
+        await this.store.delete(key).catch(() => false);
+        return undefined;
+      }
       this.onStoreError(err, 'get');
       return undefined;
     }
@@ -173,6 +208,9 @@ export class ReadThroughCache {
 
   /** Write an entry; false (reported, not thrown) when the store could not write it. */
   async put(key: string, value: string, ttlMs?: number, meta?: EntryMeta | undefined): Promise<boolean> {
+    // Every entry records the chain it was read from, when known.
+    const chain = this.chain?.current(key);
+    if (chain !== undefined) meta = { ...meta, chain };
     try {
       await (meta === undefined
         ? this.store.set(key, value, ttlMs)
@@ -195,15 +233,17 @@ export class ReadThroughCache {
     if (policy.bust !== true) {
       const entry = await this.peek(key);
       if (entry !== undefined) {
-        let judged = this.#judge(entry, policy);
+        let judged = this.#judge(key, entry, policy);
         if (judged instanceof Promise) judged = await judged;
-        if (judged.fresh) {
+        if (judged.use === 'fresh') {
           this.onOutcome('hit', key);
           return { value: entry.value, outcome: 'hit', entry };
         }
-        stale = entry;
-        staleSince = judged.since;
-        if (within(policy.staleWhileRevalidateMs, staleSince, this.now())) {
+        if (judged.use === 'stale') {
+          stale = entry;
+          staleSince = judged.since;
+        }
+        if (judged.use === 'stale' && judged.whileRevalidate) {
           this.#revalidate(key, load, policy);
           this.onOutcome('hit', key);
           this.staleHooks.onStale?.('while-revalidate', key);
@@ -222,6 +262,16 @@ export class ReadThroughCache {
       return { ...result, stale: 'refetch' };
     } catch (err) {
       if (!ifError || stale === undefined || !policy.isTransient!(err)) throw err;
+      // Judged again at the moment it is answered: the refetch took time, and the window may
+      // have closed (or the chain changed) meanwhile.
+      let again = this.#judge(key, stale, policy);
+      if (again instanceof Promise) again = await again;
+      if (again.use === 'fresh') {
+        this.onOutcome('hit', key);
+        return { value: stale.value, outcome: 'hit', entry: stale };
+      }
+      if (again.use !== 'stale' || !again.ifError) throw err;
+      staleSince = again.since;
       this.onOutcome('hit', key);
       this.staleHooks.onStale?.('if-error', key);
       return { value: stale.value, outcome: 'hit', entry: stale, stale: 'if-error', staleSince };
@@ -323,9 +373,9 @@ export class ReadThroughCache {
       read: async () => {
         const entry = await this.peek(key);
         if (entry === undefined) return undefined;
-        let judged = this.#judge(entry, policy);
+        let judged = this.#judge(key, entry, policy);
         if (judged instanceof Promise) judged = await judged;
-        return judged.fresh ? entry : undefined;
+        return judged.use === 'fresh' ? entry : undefined;
       },
       get stores() {
         return storing();
@@ -346,35 +396,39 @@ export class ReadThroughCache {
   }
 
   /**
-   * Fresh, or stale since when. The ttl's end is the entry's staleAt; a broken block bound
-   * dates from the moment the gateway first learned of a tip past it (or now, when that is
-   * unknown). An entry without a tip height fits no block bound (stale since it was stored).
+   * The judge's verdict on an entry for this request, now (src/cache/judge.ts): the request's
+   * requirements from its policy, the chain's view when a block bound needs it (learning the
+   * tip may take a shared /v2/info, hence the promise), the chain identity from the key.
    */
-  #judge(entry: CacheEntry, policy: CachePolicy): Judgement | Promise<Judgement> {
+  #judge(key: string, entry: CacheEntry, policy: CachePolicy): Verdict | Promise<Verdict> {
     const maxBlocks = policy.freshness?.maxBlocks;
-    if (entry.staleAt === entry.expiresAt && maxBlocks === undefined) return FRESH;
-    const now = this.now();
-    if (entry.staleAt !== null && entry.staleAt <= now) return { fresh: false, since: entry.staleAt };
-    if (maxBlocks === undefined) return FRESH;
-    const tip = policy.tipHeight === undefined ? policy.freshness?.tipHeight : policy.tipHeight();
-    if (tip instanceof Promise)
-      return tip.then((height) => this.#judgeBlocks(entry, policy, maxBlocks, height));
-    return this.#judgeBlocks(entry, policy, maxBlocks, tip);
+    const chain = this.chain?.current(key);
+    const req: Requirements = {
+      maxBlocks,
+      staleWhileRevalidateMs: policy.staleWhileRevalidateMs,
+      staleIfErrorMs: policy.isTransient === undefined ? undefined : policy.staleIfErrorMs,
+      chain,
+      currentByProof: policy.currentByProof,
+    };
+    const verdict = (tip: TipView | undefined): Verdict => {
+      const v = judge(entry, req, tip, this.now());
+      if (v.use === 'unusable' && v.why === 'other-chain') this.chain?.onOtherChain?.(key, entry);
+      return v;
+    };
+    if (maxBlocks === undefined || (entry.staleAt !== null && entry.staleAt <= this.now())) {
+      return verdict(undefined);
+    }
+    const view = this.#tipView(policy);
+    return view instanceof Promise ? view.then(verdict) : verdict(view);
   }
 
-  #judgeBlocks(
-    entry: CacheEntry,
-    policy: CachePolicy,
-    maxBlocks: number,
-    tipHeight: number | undefined,
-  ): Judgement {
-    if (classify(entry, this.now(), { maxBlocks, tipHeight }) === 'fresh') return FRESH;
-    if (entry.tipHeight === null) return { fresh: false, since: entry.storedAt };
-    // Read blocks ago, but the observer proves nothing it depends on changed since: current.
-    if (tipHeight !== undefined && policy.currentByProof?.(entry, tipHeight) === true) return FRESH;
-    const broke =
-      tipHeight === undefined ? undefined : policy.tipLearnedAt?.(entry.tipHeight + maxBlocks + 1);
-    return { fresh: false, since: broke ?? this.now() };
+  /** The chain's view for a block bound: the policy's port, else one built from its tip height. */
+  #tipView(policy: CachePolicy): TipView | Promise<TipView> {
+    if (policy.tipView !== undefined) return policy.tipView();
+    const learnedAt = policy.tipLearnedAt ?? (() => undefined);
+    const tip = policy.tipHeight === undefined ? policy.freshness?.tipHeight : policy.tipHeight();
+    const make = (height: number | undefined): TipView => ({ height, firstLearnedAt: learnedAt });
+    return tip instanceof Promise ? tip.then(make) : make(tip);
   }
 
   /**
@@ -385,13 +439,13 @@ export class ReadThroughCache {
    */
   stillServes(key: string, entry: CacheEntry, policy: CachePolicy = {}): boolean {
     if (this.store.peekHot?.(key) !== entry) return false;
-    const judged = this.#judge(entry, policy);
+    const judged = this.#judge(key, entry, policy);
     if (judged instanceof Promise) {
       // The tip is only known asynchronously here (shared tips): let the full path judge it.
       judged.catch(() => {});
       return false;
     }
-    return judged.fresh;
+    return judged.use === 'fresh';
   }
 
   /** Count a hit answered from an earlier rendering of an entry (see stillServes). */

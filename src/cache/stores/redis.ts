@@ -26,7 +26,7 @@
  */
 import type { Redis } from 'ioredis';
 import { KEY_PREFIX, RedisConnection, type RedisConnectionOptions } from '../../redis/connection.js';
-import { type CacheEntry, isLive, newEntry } from '../entry.js';
+import { type CacheEntry, CorruptEntryError, isLive, newEntry } from '../entry.js';
 import type { CacheStore, EntryMeta } from '../store.js';
 import { prefixSuccessor } from './key-range.js';
 
@@ -47,6 +47,8 @@ interface Encoded {
   e: number | null;
   /** tipHeight; absent in values written by an older version. */
   h?: number | null;
+  /** chain identity; absent when unknown. */
+  c?: string;
 }
 
 /**
@@ -77,7 +79,7 @@ function decode(raw: string, key: string): CacheEntry {
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new Error(`redis entry for "${key}" is not valid JSON`);
+    throw new CorruptEntryError(key, 'the redis value is not JSON');
   }
   const e = parsed as Partial<Encoded> | null;
   if (
@@ -87,9 +89,10 @@ function decode(raw: string, key: string): CacheEntry {
     typeof e.s !== 'number' ||
     !isTime(e.e) ||
     !(e.t === undefined || isTime(e.t)) ||
-    !(e.h === undefined || isTime(e.h))
+    !(e.h === undefined || isTime(e.h)) ||
+    !(e.c === undefined || typeof e.c === 'string')
   ) {
-    throw new Error(`redis entry for "${key}" has an unexpected shape`);
+    throw new CorruptEntryError(key, 'the redis value has an unexpected shape');
   }
   return {
     value: e.v,
@@ -97,6 +100,7 @@ function decode(raw: string, key: string): CacheEntry {
     staleAt: e.t === undefined ? e.e : e.t,
     expiresAt: e.e,
     tipHeight: e.h ?? null,
+    ...(e.c === undefined ? {} : { chain: e.c }),
   };
 }
 
@@ -160,6 +164,7 @@ export class RedisStore implements CacheStore {
     const entry = newEntry(value, now, ttlMs, meta);
     const { expiresAt } = entry;
     const encoded: Encoded = { v: value, s: now, t: entry.staleAt, e: expiresAt, h: entry.tipHeight };
+    if (typeof entry.chain === 'string') encoded.c = entry.chain;
     const json = JSON.stringify(encoded);
     const ns = namespaceOf(key);
     const index = this.#indexKey(ns);

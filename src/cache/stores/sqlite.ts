@@ -41,6 +41,7 @@ interface Row {
   stale_at: number | null;
   expires_at: number | null;
   tip_height: number | null;
+  chain: string | null;
 }
 
 export { prefixSuccessor } from './key-range.js';
@@ -57,7 +58,8 @@ CREATE TABLE IF NOT EXISTS entries (
   stored_at INTEGER NOT NULL,
   expires_at INTEGER,
   stale_at INTEGER,
-  tip_height INTEGER
+  tip_height INTEGER,
+  chain TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_expires_at ON entries(expires_at) WHERE expires_at IS NOT NULL;
 `;
@@ -74,6 +76,8 @@ const ADDED_COLUMNS: readonly { name: string; add: string; backfill?: string }[]
     backfill: 'UPDATE entries SET stale_at = expires_at',
   },
   { name: 'tip_height', add: 'ALTER TABLE entries ADD COLUMN tip_height INTEGER' },
+  // The chain an entry was read from: unknown (NULL) for rows written before.
+  { name: 'chain', add: 'ALTER TABLE entries ADD COLUMN chain TEXT' },
 ];
 
 /** Bring a table created by an older version up to SCHEMA, in one transaction. */
@@ -105,7 +109,9 @@ export class SqliteStore implements CacheStore {
   #closed = false;
 
   readonly #get: Database.Statement<[string], Row>;
-  readonly #upsert: Database.Statement<[string, string, number, number | null, number | null, number | null]>;
+  readonly #upsert: Database.Statement<
+    [string, string, number, number | null, number | null, number | null, string | null]
+  >;
   readonly #delete: Database.Statement<[string]>;
   readonly #deleteIfExpired: Database.Statement<[string, number]>;
   readonly #listRange: Database.Statement<[string, string, number], string>;
@@ -144,12 +150,13 @@ export class SqliteStore implements CacheStore {
         db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxBytes / pageSize))}`);
       }
       this.#get = db.prepare<[string], Row>(
-        'SELECT value, stored_at, stale_at, expires_at, tip_height FROM entries WHERE key = ?',
+        'SELECT value, stored_at, stale_at, expires_at, tip_height, chain FROM entries WHERE key = ?',
       );
       this.#upsert = db.prepare(
-        `INSERT INTO entries (key, value, stored_at, stale_at, expires_at, tip_height) VALUES (?, ?, ?, ?, ?, ?)
+        `INSERT INTO entries (key, value, stored_at, stale_at, expires_at, tip_height, chain) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at,
-           stale_at = excluded.stale_at, expires_at = excluded.expires_at, tip_height = excluded.tip_height`,
+           stale_at = excluded.stale_at, expires_at = excluded.expires_at, tip_height = excluded.tip_height,
+           chain = excluded.chain`,
       );
       this.#delete = db.prepare('DELETE FROM entries WHERE key = ?');
       this.#deleteIfExpired = db.prepare(
@@ -209,6 +216,7 @@ export class SqliteStore implements CacheStore {
       staleAt: row.stale_at,
       expiresAt: row.expires_at,
       tipHeight: row.tip_height,
+      ...(row.chain === null ? {} : { chain: row.chain }),
     };
     const now = this.#now();
     if (!isLive(entry, now)) {
@@ -224,7 +232,8 @@ export class SqliteStore implements CacheStore {
 
   async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
     const e = newEntry(value, this.#now(), ttlMs, meta);
-    this.#write(() => this.#upsert.run(key, value, e.storedAt, e.staleAt, e.expiresAt, e.tipHeight));
+    this.#write(() => this.#upsert.run(key, value, e.storedAt, e.staleAt, e.expiresAt, e.tipHeight, e.chain ?? null),
+    );
     // Only a stored entry proves the store can write again: a delete succeeds on a full disk.
     this.#writeError = undefined;
   }

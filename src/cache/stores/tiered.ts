@@ -16,7 +16,7 @@
  * cold store, so their cold failures are thrown (unreported: the caller sees them).
  */
 
-import { type CacheEntry, newEntry } from '../entry.js';
+import { type CacheEntry, CorruptEntryError, newEntry } from '../entry.js';
 import type { CacheStore, EntryMeta } from '../store.js';
 import { EntryLru } from './memory.js';
 
@@ -92,6 +92,8 @@ export class TieredStore implements CacheStore {
     try {
       entry = await this.cold.get(key);
     } catch (err) {
+      // A damaged entry is the cache's to remove and count (read-through), not a store fault.
+      if (err instanceof CorruptEntryError) throw err;
       this.#onError(err, 'get');
       return undefined;
     } finally {

@@ -17,7 +17,7 @@ function setup() {
   let now = 1_000_000;
   const store = new MemoryStore({ maxEntries: 100, now: () => now });
   const errors: string[] = [];
-  const cache = new ReadThroughCache(store, { onStoreError: (_err, op) => errors.push(op) });
+  const cache = new ReadThroughCache(store, { onStoreError: (_err, op) => errors.push(op), now: () => now });
   return { store, cache, errors, advance: (ms: number) => (now += ms) };
 }
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { withinBlocks } from '../../../src/chain/freshness.js';
 import { ChainTips } from '../../../src/chain/tips.js';
 
 const HASH = 'ab'.repeat(32);
@@ -50,20 +49,5 @@ describe('ChainTips', () => {
     now = 5_001;
     expect(tips.fresh('mainnet', 5_000)).toBeUndefined();
     expect(tips.current('mainnet')?.height).toBe(3);
-  });
-});
-
-describe('withinBlocks', () => {
-  it('compares the blocks moved since the read with the bound', () => {
-    expect(withinBlocks(10, 10, 0)).toBe(true);
-    expect(withinBlocks(10, 11, 0)).toBe(false);
-    expect(withinBlocks(10, 12, 2)).toBe(true);
-    expect(withinBlocks(10, 13, 2)).toBe(false);
-  });
-
-  it('fits no bound when either height is unknown', () => {
-    expect(withinBlocks(null, 10, 100)).toBe(false);
-    expect(withinBlocks(undefined, 10, 100)).toBe(false);
-    expect(withinBlocks(10, undefined, 100)).toBe(false);
   });
 });

@@ -1,0 +1,207 @@
+/**
+ * The one judge of freshness: examples of each rule, then properties over random entries,
+ * requests and tip histories (fast-check): a verdict of fresh never holds for an entry whose
+ * ttl or block bound is broken, stale is never servable past its window, and a window never
+ * reopens while the tip is unknown.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type CacheEntry, newEntry } from '../../../src/cache/entry.js';
+import { judge, type TipView } from '../../../src/cache/judge.js';
+
+const tipAt = (height: number | undefined, learned: Record<number, number> = {}): TipView => ({
+  height,
+  firstLearnedAt: (h) => {
+    const found = Object.keys(learned)
+      .map(Number)
+      .filter((k) => k >= h)
+      .sort((a, b) => a - b)[0];
+    return found === undefined ? undefined : learned[found];
+  },
+});
+
+describe('judge', () => {
+  it('fresh within the ttl, stale after it, unusable once gone', () => {
+    const entry = newEntry('v', 0, 1_000, { keepStaleMs: 500 });
+    expect(judge(entry, {}, undefined, 999)).toEqual({ use: 'fresh' });
+    expect(judge(entry, { staleIfErrorMs: 200 }, undefined, 1_100)).toMatchObject({
+      use: 'stale',
+      since: 1_000,
+      ifError: true,
+      whileRevalidate: false,
+    });
+    expect(judge(entry, { staleIfErrorMs: 200 }, undefined, 1_300)).toMatchObject({
+      use: 'stale',
+      ifError: false,
+    });
+    expect(judge(entry, {}, undefined, 1_500)).toEqual({ use: 'unusable', why: 'expired' });
+  });
+
+  it('a block bound: fresh while the chain moved at most maxBlocks, stale since the tip that broke it', () => {
+    const at10 = newEntry('v', 0, undefined, { tipHeight: 10 });
+    expect(judge(at10, { maxBlocks: 2 }, tipAt(12), 50)).toEqual({ use: 'fresh' });
+    expect(judge(at10, { maxBlocks: 2 }, tipAt(13, { 13: 40 }), 50)).toMatchObject({
+      use: 'stale',
+      since: 40,
+    });
+    // Read at an unknown height: no bound fits it.
+    expect(judge(newEntry('v', 5), { maxBlocks: 100 }, tipAt(12), 50)).toMatchObject({
+      use: 'stale',
+      since: 5,
+    });
+  });
+
+  it('proof of currency keeps an entry read blocks ago fresh', () => {
+    const at10 = newEntry('v', 0, undefined, { tipHeight: 10 });
+    expect(judge(at10, { maxBlocks: 0, currentByProof: () => true }, tipAt(15), 50)).toEqual({
+      use: 'fresh',
+    });
+  });
+
+  it('with the tip unknown, stale since the last knowledge that showed it fresh stopped counting', () => {
+    const at10 = newEntry('v', 0, undefined, { tipHeight: 10 });
+    const unknown: TipView = {
+      height: undefined,
+      last: { height: 10, expiredAt: 3_000 },
+      firstLearnedAt: () => undefined,
+    };
+    expect(judge(at10, { maxBlocks: 0, staleIfErrorMs: 2_000 }, unknown, 4_000)).toMatchObject({
+      use: 'stale',
+      since: 3_000,
+      ifError: true,
+    });
+    expect(judge(at10, { maxBlocks: 0, staleIfErrorMs: 2_000 }, unknown, 9_000)).toMatchObject({
+      ifError: false,
+    });
+    // Nothing ever known: stale since it was stored.
+    expect(
+      judge(at10, { maxBlocks: 0 }, { height: undefined, firstLearnedAt: () => undefined }, 9_000),
+    ).toMatchObject({
+      since: 0,
+    });
+  });
+
+  it('an entry of another chain is never served', () => {
+    const entry = { ...newEntry('v', 0), chain: 'a' };
+    expect(judge(entry, { chain: 'b' }, undefined, 1)).toEqual({ use: 'unusable', why: 'other-chain' });
+    expect(judge(entry, { chain: 'a' }, undefined, 1)).toEqual({ use: 'fresh' });
+    // While the chain is unknown, or for an entry written before it was, nothing is refused.
+    expect(judge(entry, {}, undefined, 1)).toEqual({ use: 'fresh' });
+    expect(judge(newEntry('v', 0), { chain: 'b' }, undefined, 1)).toEqual({ use: 'fresh' });
+  });
+});
+
+const entryArb = fc
+  .record({
+    storedAt: fc.integer({ min: 0, max: 10_000 }),
+    ttl: fc.option(fc.integer({ min: 1, max: 5_000 }), { nil: undefined }),
+    keep: fc.integer({ min: 0, max: 5_000 }),
+    tipHeight: fc.option(fc.integer({ min: 0, max: 100 }), { nil: null }),
+  })
+  .map(
+    ({ storedAt, ttl, keep, tipHeight }): CacheEntry =>
+      newEntry('v', storedAt, ttl, { keepStaleMs: keep, tipHeight }),
+  );
+
+const historyArb = fc
+  .array(fc.record({ height: fc.integer({ min: 0, max: 200 }), at: fc.integer({ min: 0, max: 20_000 }) }), {
+    maxLength: 10,
+  })
+  .map((sightings) => {
+    // Heights first learned in ascending order at ascending moments, as ChainTips keeps them.
+    const sorted = [...new Map(sightings.map((s) => [s.height, s.at])).entries()].sort((a, b) => a[0] - b[0]);
+    let at = 0;
+    return sorted.map(([height, t]) => {
+      at = Math.max(at, t);
+      return { height, at };
+    });
+  });
+
+const viewOf = (history: { height: number; at: number }[], known: boolean, maxAgeMs: number): TipView => {
+  const last = history.at(-1);
+  return {
+    height: known ? last?.height : undefined,
+    last: last === undefined ? undefined : { height: last.height, expiredAt: last.at + maxAgeMs },
+    firstLearnedAt: (h) => history.find((s) => s.height >= h)?.at,
+  };
+};
+
+describe('judge properties', () => {
+  const requestArb = fc.record({
+    maxBlocks: fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }),
+    staleWhileRevalidateMs: fc.option(fc.integer({ min: 0, max: 5_000 }), { nil: undefined }),
+    staleIfErrorMs: fc.option(fc.integer({ min: 0, max: 5_000 }), { nil: undefined }),
+  });
+
+  it('fresh never holds for an entry whose ttl or block bound is broken', () => {
+    fc.assert(
+      fc.property(
+        entryArb,
+        requestArb,
+        historyArb,
+        fc.boolean(),
+        fc.integer({ min: 0, max: 30_000 }),
+        (entry, req, history, known, now) => {
+          const tip = viewOf(history, known, 5_000);
+          const verdict = judge(entry, req, tip, now);
+          if (verdict.use !== 'fresh') return;
+          expect(entry.staleAt === null || entry.staleAt > now).toBe(true);
+          if (req.maxBlocks !== undefined) {
+            expect(entry.tipHeight).not.toBeNull();
+            expect(tip.height).toBeDefined();
+            expect(tip.height! - entry.tipHeight!).toBeLessThanOrEqual(req.maxBlocks);
+          }
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('stale is never servable past its window, nor before the moment it went stale', () => {
+    fc.assert(
+      fc.property(
+        entryArb,
+        requestArb,
+        historyArb,
+        fc.boolean(),
+        fc.integer({ min: 0, max: 30_000 }),
+        (entry, req, history, known, now) => {
+          const verdict = judge(entry, req, viewOf(history, known, 5_000), now);
+          if (verdict.use !== 'stale') return;
+          expect(verdict.since).toBeLessThanOrEqual(now);
+          if (verdict.whileRevalidate)
+            expect(now - verdict.since).toBeLessThanOrEqual(req.staleWhileRevalidateMs ?? -1);
+          if (verdict.ifError) expect(now - verdict.since).toBeLessThanOrEqual(req.staleIfErrorMs ?? -1);
+          // Never stale before its ttl ended, when the ttl is what broke.
+          if (entry.staleAt !== null && entry.staleAt <= now) expect(verdict.since).toBe(entry.staleAt);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('with the tip unknown, the moment an entry went stale does not move with the clock', () => {
+    fc.assert(
+      fc.property(
+        entryArb,
+        historyArb,
+        fc.integer({ min: 0, max: 20 }),
+        fc.integer({ min: 0, max: 30_000 }),
+        (entry, history, maxBlocks, now) => {
+          // As the tracker reports it: the tip is unknown only once the last knowledge expired,
+          // and the entry was written before now.
+          const last = history.at(-1);
+          fc.pre(
+            entry.staleAt === null && entry.storedAt <= now && (last === undefined || last.at + 5_000 <= now),
+          );
+          const tip = viewOf(history, false, 5_000);
+          const first = judge(entry, { maxBlocks }, tip, now);
+          const later = judge(entry, { maxBlocks }, tip, now + 60_000);
+          if (first.use === 'stale' && later.use === 'stale') expect(later.since).toBe(first.since);
+          expect(first.use).not.toBe('fresh');
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+});
