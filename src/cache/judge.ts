@@ -58,12 +58,7 @@ export type Verdict =
 
 export const FRESH: Verdict = { use: 'fresh' };
 
-export function judge(
-  entry: CacheEntry,
-  req: Requirements,
-  tip: TipView | undefined,
-  now: number,
-): Verdict {
+export function judge(entry: CacheEntry, req: Requirements, tip: TipView | undefined, now: number): Verdict {
   if (entry.expiresAt !== null && entry.expiresAt <= now) return { use: 'unusable', why: 'expired' };
   if (typeof entry.chain === 'string' && req.chain !== undefined && entry.chain !== req.chain) {
     return { use: 'unusable', why: 'other-chain' };

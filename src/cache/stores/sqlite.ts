@@ -232,7 +232,8 @@ export class SqliteStore implements CacheStore {
 
   async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
     const e = newEntry(value, this.#now(), ttlMs, meta);
-    this.#write(() => this.#upsert.run(key, value, e.storedAt, e.staleAt, e.expiresAt, e.tipHeight, e.chain ?? null),
+    this.#write(() =>
+      this.#upsert.run(key, value, e.storedAt, e.staleAt, e.expiresAt, e.tipHeight, e.chain ?? null),
     );
     // Only a stored entry proves the store can write again: a delete succeeds on a full disk.
     this.#writeError = undefined;
