@@ -5,10 +5,12 @@
  */
 
 import type { FastifyInstance } from 'fastify';
+import { networkOfKey } from './cache/keys.js';
 import { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { createStore } from './cache/stores/create.js';
 import { hotEntries } from './cache/stores/health.js';
+import { ChainIdentities, identityOf } from './chain/identity.js';
 import { ObservedNode } from './chain/observed-node.js';
 import { startObserver } from './chain/observer/app-wiring.js';
 import type { EventObserver } from './chain/observer/start.js';
@@ -38,6 +40,7 @@ import { nodeRoutes } from './http/routes/node-routes.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { createServer, installRequestHooks, logsRequests } from './http/server.js';
+import { NETWORKS, type Network } from './network.js';
 import { Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
@@ -119,12 +122,49 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     }
     store = created;
   }
+  // Which chain entries belong to (docs/freshness.md): learned from every /v2/info, recorded
+  // in the store, and the one entries are served under.
+  const identityKey = (network: Network) => `chain:id:${network}`;
+  const identityStore = store;
+  const otherChainLogged = new Set<Network>();
+  const identities = new ChainIdentities({
+    record: {
+      load: async (network) => (await identityStore.get(identityKey(network)))?.value,
+      save: (network, identity) => identityStore.set(identityKey(network), identity),
+    },
+    onChange: (network, from, to) => {
+      otherChainLogged.delete(network);
+      chain?.tips.forget(network);
+      log.warn(
+        { network, from, to },
+        'the upstreams now serve another chain: entries of the old one are no longer served',
+      );
+    },
+    onError: (err) => log.debug({ err }, 'chain identity record: store operation failed'),
+  });
+  await identities.restore(NETWORKS);
   const endpointOf = (key: string) =>
     key.startsWith('abi:') ? 'abi' : key.startsWith('node:') ? 'node' : 'read-only';
   const cache = new ReadThroughCache(store, {
     onStoreError,
     onOutcome: (outcome, key) => metrics.cache(endpointOf(key), outcome),
     coalescer: scaleOut?.coalescer,
+    onCorrupt: () => metrics.storeCorrupt(),
+    chain: {
+      current: (key) => {
+        const network = networkOfKey(key);
+        return network === undefined ? undefined : identities.current(network);
+      },
+      onOtherChain: (key) => {
+        const network = networkOfKey(key);
+        if (network === undefined || otherChainLogged.has(network)) return;
+        otherChainLogged.add(network);
+        log.warn(
+          { network, chain: identities.current(network) },
+          'the store holds entries of another chain (a reset, a local chain, or a store shared with another gateway): they are not served',
+        );
+      },
+    },
     stale: {
       onStale: (kind, key) => metrics.stale(endpointOf(key), kind),
       onRevalidate: (result, key, err) => {
@@ -179,6 +219,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       pool: upstreamPool!,
       logger: log,
       onAttempt,
+      onInfo: (network, info) => identities.learn(network, identityOf(info)),
       // Bound late: the tip tracker is built just below, from this client's answers.
       plausibleTip: (network, height) => chain?.tips.plausible(network, height) ?? true,
     });

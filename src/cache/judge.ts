@@ -27,6 +27,11 @@ export interface TipView {
   readonly last?: { readonly height: number; readonly expiredAt: number } | undefined;
   /** When a tip at or above `height` was first learned (when a block bound broke). */
   firstLearnedAt(height: number): number | undefined;
+  /**
+   * Whether a height an entry records may be believed (CHAIN_TIP_MAX_ADVANCE): one that may
+   * not counts as unknown, so it fits no block bound (absent: every height is believed).
+   */
+  plausible?(height: number): boolean;
 }
 
 /** What the reading request requires of an entry. */
@@ -83,8 +88,10 @@ function staleSince(
   if (entry.staleAt !== null && entry.staleAt <= now) return entry.staleAt;
   const maxBlocks = req.maxBlocks;
   if (maxBlocks === undefined) return undefined;
-  // Read at an unknown height: it fits no block bound, and never did.
-  if (entry.tipHeight === null) return Math.min(now, entry.storedAt);
+  // Read at an unknown (or unbelievable) height: it fits no block bound, and never did.
+  if (entry.tipHeight === null || tip?.plausible?.(entry.tipHeight) === false) {
+    return Math.min(now, entry.storedAt);
+  }
   const readAt = entry.tipHeight;
   const brokeAt = readAt + maxBlocks + 1;
   const height = tip?.height;

@@ -41,6 +41,14 @@ export function nodeKey(
   return body === undefined || body.length === 0 ? withQuery : `${withQuery}#${hash('sha256', body, 'hex')}`;
 }
 
+/** The network a key belongs to (every namespace puts it right after its prefix). */
+export function networkOfKey(key: string): Network | undefined {
+  const start = key.indexOf(':') + 1;
+  if (key.startsWith('mainnet:', start)) return 'mainnet';
+  if (key.startsWith('testnet:', start)) return 'testnet';
+  return undefined;
+}
+
 export function abiKey(network: Network, address: string, contractName: string): string {
   return `${ABI_PREFIX}${network}:${address}.${contractName}`;
 }

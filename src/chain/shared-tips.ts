@@ -5,10 +5,30 @@
  * nobody knows a recent enough tip, one instance of all asks (the cross-instance coalescer
  * that misses use), and the others take its answer.
  */
-import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
-import type { CacheStore } from '../cache/store.js';
 import type { Network } from '../network.js';
 import type { ChainTip } from './tips.js';
+
+/**
+ * What shared tips need of the shared store (a port: the chain does not depend on the cache;
+ * the Redis store fits it): a text under a key.
+ */
+export interface SharedTipStore {
+  get(key: string): Promise<{ readonly value: string } | undefined>;
+  set(key: string, value: string): Promise<void>;
+}
+
+/** One instance of all runs `load`; the others take what it wrote (the cross-instance coalescer fits it). */
+export interface OneOfAll {
+  run(
+    key: string,
+    task: {
+      load(): Promise<string>;
+      read(): Promise<{ readonly value: string } | undefined>;
+      readonly stores: boolean;
+      readonly fresh: boolean;
+    },
+  ): Promise<{ readonly value: string; readonly loadedHere: boolean }>;
+}
 
 export interface SharedTips {
   /** Share a tip this instance learned (best effort, never throws, never waits). */
@@ -61,8 +81,8 @@ function decode(raw: string | undefined): ChainTip | undefined {
 export class StoreSharedTips implements SharedTips {
   constructor(
     /** The shared store itself (not a hot tier in front of it: other instances write here). */
-    private readonly store: CacheStore,
-    private readonly coalescer: CrossInstanceCoalescer,
+    private readonly store: SharedTipStore,
+    private readonly coalescer: OneOfAll,
     private readonly onError: (err: unknown) => void = () => {},
   ) {}
 

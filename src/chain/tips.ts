@@ -118,6 +118,15 @@ export class ChainTips {
     return history[lo]?.at;
   }
 
+  /**
+   * Forget what is known of network (its chain changed: a reset or another chain): the next
+   * tip learned starts afresh, and heights may go down.
+   */
+  forget(network: Network): void {
+    this.#tips.delete(network);
+    this.#history.delete(network);
+  }
+
   /** The known tip, however old; undefined before anything was learned. */
   current(network: Network): ChainTip | undefined {
     return this.#tips.get(network);

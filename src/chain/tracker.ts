@@ -32,6 +32,14 @@ export interface CurrentBlock {
 
 export type TipRefreshResult = 'ok' | 'shared' | 'failed';
 
+/** What is known of a network's tip at one moment, for judging entries (see ChainTracker.view). */
+export interface TipSnapshot {
+  readonly height: number | undefined;
+  readonly last: { readonly height: number; readonly expiredAt: number } | undefined;
+  firstLearnedAt(height: number): number | undefined;
+  plausible(height: number): boolean;
+}
+
 export interface ChainTrackerOptions {
   /** Where /v2/info goes: the raw node client (its answers are learned here, not observed twice). */
   readonly node: Pick<NodeApi, 'getInfo'>;
@@ -131,6 +139,30 @@ export class ChainTracker {
     const again = this.#withHash(await this.#refresh(network, { needHash: true, throwOnError: true }));
     if (again !== undefined) return again;
     throw new Error(`the ${network} node's /v2/info gave no index block hash for its tip`);
+  }
+
+  /**
+   * The chain as the cache's judge sees it (src/cache/judge.ts TipView, matched by shape: the
+   * chain does not import the cache): the tip believed now (as height() learns it), the last
+   * one believed however old with when that knowledge stopped counting, when heights were
+   * first learned, and which heights may be believed.
+   */
+  view(network: Network): TipSnapshot | Promise<TipSnapshot> {
+    const height = this.height(network);
+    return height instanceof Promise
+      ? height.then((h) => this.#snapshot(network, h))
+      : this.#snapshot(network, height);
+  }
+
+  #snapshot(network: Network, height: number | undefined): TipSnapshot {
+    const last = this.tips.current(network);
+    return {
+      height,
+      last:
+        last === undefined ? undefined : { height: last.height, expiredAt: last.learnedAt + this.#maxAgeMs },
+      firstLearnedAt: (h) => this.tips.firstLearnedAt(network, h),
+      plausible: (h) => this.tips.plausible(network, h),
+    };
   }
 
   /** The height of a block named by its index block hash, when /v2/info described it. */

@@ -158,8 +158,7 @@ export class NodeRouteService {
     return {
       ...windows,
       freshness: { maxBlocks },
-      tipHeight: () => s.chain.height(network),
-      tipLearnedAt: (height) => s.chain.firstLearnedAt(network, height),
+      tipView: () => s.chain.view(network),
     };
   }
 

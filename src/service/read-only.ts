@@ -408,8 +408,7 @@ export class ReadOnlyService {
     return {
       ...windows,
       freshness: { maxBlocks },
-      tipHeight: () => chain.height(network),
-      tipLearnedAt: (height) => chain.firstLearnedAt(network, height),
+      tipView: () => chain.view(network),
       ...(this.#proof?.network === network
         ? { currentByProof: (entry: CacheEntry, tip: number) => this.#provenCurrent(call, entry, tip) }
         : {}),

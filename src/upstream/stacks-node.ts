@@ -70,6 +70,8 @@ export interface StacksNodeClientOptions {
   logger?: UpstreamLogger;
   /** Called after every HTTP attempt (metrics hook). Must not throw. */
   onAttempt?: (event: AttemptEvent) => void;
+  /** Told of every /v2/info an upstream answered (the chain identity it names). Must not throw. */
+  onInfo?: (network: Network, info: UpstreamNodeInfo) => void;
   /** Whether a reported tip height may be believed (docs/freshness.md); absent = all are. */
   plausibleTip?: (network: Network, height: number) => boolean;
   /** Waits between retries; injectable for deterministic tests. */
@@ -97,6 +99,7 @@ export class StacksNodeClient implements NodeApi {
   readonly pool: UpstreamPool;
   readonly #transport: Transport;
   readonly #attempts: Attempts;
+  readonly #onInfo: ((network: Network, info: UpstreamNodeInfo) => void) | undefined;
 
   constructor(options: StacksNodeClientOptions) {
     const { config } = options;
@@ -124,6 +127,7 @@ export class StacksNodeClient implements NodeApi {
       now: options.now,
       maxBackoffMs: options.maxBackoffMs,
     });
+    this.#onInfo = options.onInfo;
     this.pool.lagCheck = (upstream) => {
       void this.#checkTip(upstream);
     };
@@ -307,6 +311,7 @@ export class StacksNodeClient implements NodeApi {
     );
     // The body's tip is the node's own view; it counts as a report for the upstream's lag.
     answer.upstream.stats.observeTip(answer.value.stacks_tip_height);
+    this.#onInfo?.(network, answer.value);
     return withMeta({ info: answer.value }, answer);
   }
 
@@ -325,7 +330,10 @@ export class StacksNodeClient implements NodeApi {
     const verdict = await this.#attempts.once(upstream, target, (res) =>
       checkInfo(target, res.body, res.status),
     );
-    if (verdict.type === 'ok') upstream.stats.observeTip(verdict.value.stacks_tip_height);
+    if (verdict.type === 'ok') {
+      upstream.stats.observeTip(verdict.value.stacks_tip_height);
+      this.#onInfo?.(upstream.network, verdict.value);
+    }
   }
 
   /**
@@ -346,6 +354,7 @@ export class StacksNodeClient implements NodeApi {
     );
     if (verdict.type === 'ok') {
       upstream.stats.observeTip(verdict.value.stacks_tip_height);
+      this.#onInfo?.(upstream.network, verdict.value);
       return undefined;
     }
     return (verdict.type === 'final' ? verdict.error : verdict.error(1)).message;
