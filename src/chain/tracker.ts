@@ -17,6 +17,7 @@
  * - With Redis (SharedTips), what one instance learns is seen by the others, and the refresh
  *   is coalesced across instances.
  */
+import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
 import type { NodeApi } from '../upstream/node-api.js';
 import { indexBlockHash } from './block-id.js';
@@ -75,6 +76,8 @@ export class ChainTracker {
   readonly #refreshing = new Map<Network, Promise<ChainTip | undefined>>();
   /** Heights of index block hashes learned from /v2/info (insertion order = age). */
   readonly #blocks = new Map<string, number>();
+  /** Per network, the block /v2/info last described, and when (for pinning batches). */
+  readonly #described = new Map<Network, { block: CurrentBlock; learnedAt: number }>();
 
   constructor(options: ChainTrackerOptions) {
     this.#node = options.node;
@@ -129,16 +132,23 @@ export class ChainTracker {
    * does not count. Throws the refresh's error (UPSTREAM_API_ERROR, TIMEOUT, ...) when the
    * node cannot say.
    */
-  async currentBlock(network: Network): Promise<CurrentBlock> {
-    const known = this.#withHash(this.tips.fresh(network, this.#maxAgeMs));
-    if (known !== undefined) return known;
-    const refreshed = this.#withHash(await this.#refresh(network, { needHash: true, throwOnError: true }));
-    if (refreshed !== undefined) return refreshed;
-    // The node moved past the block /v2/info described while we asked (a header raced it):
-    // the hash of the newest height is unknown, so ask once more, this time for the hash.
-    const again = this.#withHash(await this.#refresh(network, { needHash: true, throwOnError: true }));
-    if (again !== undefined) return again;
-    throw new Error(`the ${network} node's /v2/info gave no index block hash for its tip`);
+  async currentBlock(network: Network, opts: { renew?: boolean } = {}): Promise<CurrentBlock> {
+    // The block /v2/info last described (its body: a header alone names no block), even if a
+    // header has since taught a greater height: answers read at a later block are still correct
+    // for reads pinned to this one. `renew` asks /v2/info again (the pinned block was unknown).
+    const described = this.#described.get(network);
+    if (opts.renew !== true && described !== undefined && this.#now() - described.learnedAt <= this.#maxAgeMs) {
+      return described.block;
+    }
+    await this.#refresh(network, { needHash: true, throwOnError: true, force: opts.renew === true });
+    const fresh = this.#described.get(network);
+    if (fresh !== undefined) return fresh.block;
+    throw new GatewayError(
+      'UPSTREAM_API_ERROR',
+      `the ${network} node's /v2/info names no block (no stacks_tip and consensus hash): a consistent batch cannot be pinned`,
+      { retryable: true, reason: 'malformed' },
+      { status: 502 },
+    );
   }
 
   /**
@@ -189,11 +199,11 @@ export class ChainTracker {
   /** One refresh per network at a time; every caller shares it. */
   #refresh(
     network: Network,
-    opts: { needHash?: boolean; throwOnError?: boolean } = {},
+    opts: { needHash?: boolean; throwOnError?: boolean; force?: boolean } = {},
   ): Promise<ChainTip | undefined> {
     let running = this.#refreshing.get(network);
     if (running === undefined) {
-      const started = this.#run(network, opts.needHash === true).finally(() => {
+      const started = this.#run(network, opts.needHash === true, opts.force === true).finally(() => {
         this.#refreshing.delete(network);
       });
       running = started;
@@ -205,11 +215,13 @@ export class ChainTracker {
     return running.catch(() => undefined);
   }
 
-  async #run(network: Network, needHash: boolean): Promise<ChainTip | undefined> {
+  async #run(network: Network, needHash: boolean, force: boolean): Promise<ChainTip | undefined> {
     const startedAt = this.#now();
     try {
       if (this.#shared !== undefined) {
-        const shared = await this.#shared.refresh(network, startedAt - this.#maxAgeMs, needHash, () =>
+        // A forced refresh takes nothing older than itself from the other instances.
+        const since = force ? startedAt : startedAt - this.#maxAgeMs;
+        const shared = await this.#shared.refresh(network, since, needHash, () =>
           this.#fetchInfo(network),
         );
         if (shared !== undefined) this.#learnShared(network, shared.tip, shared.fetchedHere);
@@ -229,7 +241,10 @@ export class ChainTracker {
   async #fetchInfo(network: Network): Promise<ChainTip> {
     const { info, tipHeight } = await this.#node.getInfo(network, { maxAttempts: 1 });
     const hash = indexBlockHash(info.stacks_tip, info.stacks_tip_consensus_hash);
-    if (hash !== undefined) this.#rememberBlock(hash, info.stacks_tip_height);
+    if (hash !== undefined) {
+      this.#rememberBlock(hash, info.stacks_tip_height);
+      this.#describe(network, { height: info.stacks_tip_height, indexBlockHash: hash });
+    }
     // The header may already be past the body's tip: that height is learned too, without hash.
     if (tipHeight !== undefined && tipHeight > info.stacks_tip_height)
       this.tips.learn(network, { height: tipHeight });
@@ -241,9 +256,19 @@ export class ChainTracker {
   }
 
   #learnShared(network: Network, tip: ChainTip, fetchedHere: boolean): void {
-    if (tip.indexBlockHash !== undefined) this.#rememberBlock(tip.indexBlockHash, tip.height);
+    if (tip.indexBlockHash !== undefined) {
+      this.#rememberBlock(tip.indexBlockHash, tip.height);
+      if (fetchedHere || this.tips.plausible(network, tip.height)) {
+        this.#describe(network, { height: tip.height, indexBlockHash: tip.indexBlockHash });
+      }
+    }
     this.tips.learn(network, tip);
     this.#onRefresh?.(network, fetchedHere ? 'ok' : 'shared');
+  }
+
+  /** The block /v2/info described, whatever the tip knowledge (after a reset, a lower one). */
+  #describe(network: Network, block: CurrentBlock): void {
+    this.#described.set(network, { block, learnedAt: this.#now() });
   }
 
   #rememberBlock(hash: string, height: number): void {
