@@ -65,17 +65,39 @@ export class DevnetCallError extends Error {
   }
 }
 
-/** What made a block: a deploy, a public call, or mining (empty blocks). */
+/** What made a block: a deploy, a public call, an STX transfer, or mining (empty blocks). */
 export type MadeBy = Op;
 
+/** A transaction broadcast to POST /v2/transactions, kept so that observers get it as sent. */
+export interface SignedTransaction {
+  /** Serialized transaction, hex without 0x. */
+  readonly rawTx: string;
+  /** 0x + 64 hex digits. */
+  readonly txid: string;
+}
+
 type Op =
-  | { readonly kind: 'deploy'; readonly name: string; readonly source: string; readonly sender: string }
+  | {
+      readonly kind: 'deploy';
+      readonly name: string;
+      readonly source: string;
+      readonly sender: string;
+      readonly tx?: SignedTransaction;
+    }
   | {
       readonly kind: 'call';
       readonly contract: string;
       readonly fn: string;
       readonly args: readonly ClarityValue[];
       readonly sender: string;
+      readonly tx?: SignedTransaction;
+    }
+  | {
+      readonly kind: 'transfer';
+      readonly amount: bigint;
+      readonly recipient: string;
+      readonly sender: string;
+      readonly tx?: SignedTransaction;
     }
   | { readonly kind: 'mine'; readonly blocks: number };
 
@@ -151,6 +173,8 @@ function applyOp(simnet: Simnet, op: Op) {
       // The SDK's ClarityValue type comes from its own copy of @stacks/transactions; the
       // runtime shape is the same.
       return simnet.callPublicFn(op.contract, op.fn, op.args as never, op.sender);
+    case 'transfer':
+      return simnet.transferSTX(op.amount, op.recipient, op.sender);
     case 'mine':
       simnet.mineEmptyBlocks(op.blocks);
       return undefined;
@@ -180,6 +204,10 @@ export class DevnetChain {
   /** Contract interfaces, refreshed after each deployment, and the height each was deployed at. */
   private interfaces = new Map<string, ContractInterface>();
   private readonly deployedAt = new Map<string, number>();
+  /** Account nonces: transactions of each sender that made a block (simnet keeps none we can read). */
+  private readonly nonces = new Map<string, number>();
+  /** Constant values by contract, computed once (constants never change). */
+  private readonly constants = new Map<string, Promise<Map<string, string>>>();
   private scratch: Scratch | undefined;
   private scratchQueue: Promise<unknown> = Promise.resolve();
   private broken: string | undefined;
@@ -197,7 +225,7 @@ export class DevnetChain {
       chain.recordBlock(height, Math.min(height, main.burnBlockHeight));
     }
     for (const contract of SAMPLE_CONTRACTS) {
-      chain.deploy(contract.name, await loadContractSource(contract), DEPLOYER);
+      chain.deployContract(contract.name, await loadContractSource(contract), DEPLOYER);
     }
     return chain;
   }
@@ -296,6 +324,7 @@ export class DevnetChain {
     fn: string,
     args: readonly ClarityValue[],
     sender: string,
+    tx?: SignedTransaction,
   ): PublicCallOutcome {
     this.assertUsable();
     const iface = this.contractInterface(contractId);
@@ -306,7 +335,136 @@ export class DevnetChain {
     if (func.args.length !== args.length) {
       throw new DevnetCallError(causes.incorrectArgumentCount(func.args.length, args.length));
     }
-    const response = this.apply({ kind: 'call', contract: contractId, fn, args: [...args], sender });
+    const response = this.apply({ kind: 'call', contract: contractId, fn, args: [...args], sender, tx });
+    return this.outcome(response);
+  }
+
+  /** Transfers uSTX from `sender` to `recipient` in a new block (err u1: balance too low, as stx-transfer? says). */
+  transferStx(amount: bigint, recipient: string, sender: string, tx?: SignedTransaction): PublicCallOutcome {
+    this.assertUsable();
+    return this.outcome(this.apply({ kind: 'transfer', amount, recipient, sender, tx }));
+  }
+
+  /**
+   * Deploys a contract from `sender` in a new block. A contract that fails analysis still
+   * makes its block (and takes its sender's nonce), as a node mines a failing deployment.
+   */
+  deployContract(name: string, source: string, sender: string, tx?: SignedTransaction): PublicCallOutcome {
+    this.assertUsable();
+    const contractId = `${sender}.${name}`;
+    // Deploying over an existing contract panics simnet's VM: refuse it first, as a node does.
+    if (this.deployedAt.has(contractId)) throw new DevnetCallError(`ContractAlreadyExists(${contractId})`);
+    const response = this.apply({ kind: 'deploy', name, source, sender, tx });
+    this.interfaces = new Map(
+      this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>,
+    );
+    if (!this.interfaces.has(contractId)) throw new DevnetCallError(`deploying ${contractId} failed`);
+    this.deployedAt.set(contractId, this.tipHeight);
+    return this.outcome(response);
+  }
+
+  /** The nonce the next transaction of `address` must carry. */
+  nonceOf(address: string): number {
+    return this.nonces.get(address) ?? 0;
+  }
+
+  /** The uSTX balance of a principal at the tip. */
+  stxBalance(principal: string): bigint {
+    return this.main.getAssetsMap().get('STX')?.get(principal) ?? 0n;
+  }
+
+  /** A deployed contract's source and the height of the block that published it. */
+  contractSource(contractId: string): { source: string; publishHeight: number } | undefined {
+    const publishHeight = this.deployedAt.get(contractId);
+    const source = publishHeight === undefined ? undefined : this.main.getContractSource(contractId);
+    return source === undefined || publishHeight === undefined ? undefined : { source, publishHeight };
+  }
+
+  /** A data var's value at the tip (0x + serialized), or undefined if the contract has no such var. */
+  dataVar(contractId: string, name: string): string | undefined {
+    if (!this.hasVariable(contractId, name, 'variable')) return undefined;
+    return toHex(quietly(() => this.main.getDataVar(contractId, name)) as ClarityValue);
+  }
+
+  /**
+   * A map entry at the tip as a node answers it: `(some value)` or `none` (0x09), serialized;
+   * undefined if the contract has no such map.
+   */
+  mapEntry(contractId: string, map: string, key: ClarityValue): string | undefined {
+    const maps = this.contractInterface(contractId)?.maps as ReadonlyArray<{ name: string }> | undefined;
+    if (!maps?.some((m) => m.name === map)) return undefined;
+    try {
+      // Simnet answers the (some ...) a node serializes, and throws for an absent key.
+      return toHex(quietly(() => this.main.getMapEntry(contractId, map, key as never)) as ClarityValue);
+    } catch {
+      return '0x09';
+    }
+  }
+
+  /** A constant's value (0x + serialized), or undefined if the contract defines no such constant. */
+  async constantValue(contractId: string, name: string): Promise<string | undefined> {
+    if (!this.hasVariable(contractId, name, 'constant')) return undefined;
+    let values = this.constants.get(contractId);
+    if (!values) {
+      values = this.evaluateConstants(contractId);
+      this.constants.set(contractId, values);
+      values.catch(() => this.constants.delete(contractId));
+    }
+    return (await values).get(name);
+  }
+
+  private hasVariable(contractId: string, name: string, access: 'constant' | 'variable'): boolean {
+    const variables = this.contractInterface(contractId)?.variables as
+      | ReadonlyArray<{ name: string; access: string }>
+      | undefined;
+    return variables?.some((v) => v.name === name && v.access === access) ?? false;
+  }
+
+  /**
+   * Simnet reads data vars but not constants. A constant may depend on its deployment (its
+   * tx-sender, its block height), so it is evaluated where it was defined: on the scratch
+   * session as of the block before the deployment, the same source is deployed by the same
+   * sender with one read-only function per constant appended, and each is called.
+   */
+  private evaluateConstants(contractId: string): Promise<Map<string, string>> {
+    const entry = this.journal.find(
+      (e) => e.op.kind === 'deploy' && `${e.op.sender}.${e.op.name}` === contractId && e.after > e.before,
+    );
+    if (!entry || entry.op.kind !== 'deploy') return Promise.resolve(new Map());
+    const { name, source, sender } = entry.op;
+    const variables = (this.contractInterface(contractId)?.variables ?? []) as ReadonlyArray<{
+      name: string;
+      access: string;
+    }>;
+    const names = variables.filter((v) => v.access === 'constant').map((v) => v.name);
+    const getters = names.map(
+      (constant, i) => `(define-read-only (clarity-cache-constant-${i}) ${constant})`,
+    );
+    return this.withScratch(entry.before, (scratch) => {
+      scratch.dirty = true;
+      const values = new Map<string, string>();
+      quietly(() => {
+        applyOp(scratch.simnet, {
+          kind: 'deploy',
+          name,
+          source: `${source}\n${getters.join('\n')}\n`,
+          sender,
+        });
+        for (const [i, constant] of names.entries()) {
+          const response = scratch.simnet.callReadOnlyFn(
+            contractId,
+            `clarity-cache-constant-${i}`,
+            [],
+            sender,
+          );
+          values.set(constant, toHex(response.result as ClarityValue));
+        }
+      });
+      return values;
+    });
+  }
+
+  private outcome(response: ReturnType<typeof applyOp>): PublicCallOutcome {
     if (!response) throw new Error('simnet returned no transaction result');
     return {
       result: toHex(response.result as ClarityValue),
@@ -337,17 +495,6 @@ export class DevnetChain {
     this.scratch = undefined;
   }
 
-  private deploy(name: string, source: string, sender: string): void {
-    const contractId = `${sender}.${name}`;
-    const response = this.apply({ kind: 'deploy', name, source, sender });
-    if (!response) throw new Error(`deploying ${contractId} returned nothing`);
-    this.interfaces = new Map(
-      this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>,
-    );
-    if (!this.interfaces.has(contractId)) throw new Error(`deploying ${contractId} failed`);
-    this.deployedAt.set(contractId, this.tipHeight);
-  }
-
   /** Applies a state-changing op to the main session and journals it, even if it failed. */
   private apply(op: Op) {
     const before = this.main.stacksBlockHeight;
@@ -356,12 +503,14 @@ export class DevnetChain {
       return quietly(() => applyOp(this.main, op));
     } catch (error) {
       if (isVmPanic(error)) this.broken = `the Clarity VM panicked: ${String(error)}`;
-      if (op.kind === 'call') throw new DevnetCallError(nodeCauseFromSimnetError(error));
+      if (op.kind !== 'mine') throw new DevnetCallError(nodeCauseFromSimnetError(error));
       throw new Error(`devnet ${op.kind} failed: ${nodeCauseFromSimnetError(error)}`);
     } finally {
       const after = this.main.stacksBlockHeight;
       const burnAfter = this.main.burnBlockHeight;
       this.journal.push({ op, before, after });
+      // A transaction that made a block took its sender's nonce, whatever its result.
+      if (op.kind !== 'mine' && after > before) this.nonces.set(op.sender, this.nonceOf(op.sender) + 1);
       // Mined empty blocks are one tenure each (a burn block with its Stacks block); blocks
       // of transactions join the current tenure.
       for (let height = before + 1; height <= after; height++) {
