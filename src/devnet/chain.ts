@@ -427,10 +427,13 @@ export class DevnetChain {
    * sender with one read-only function per constant appended, and each is called.
    */
   private evaluateConstants(contractId: string): Promise<Map<string, string>> {
-    const entry = this.journal.find(
-      (e) => e.op.kind === 'deploy' && `${e.op.sender}.${e.op.name}` === contractId && e.after > e.before,
-    );
-    if (!entry || entry.op.kind !== 'deploy') return Promise.resolve(new Map());
+    // The last one: a deployment that failed analysis may precede the one that succeeded.
+    const entry = [...this.journal]
+      .reverse()
+      .find(
+        (e) => e.op.kind === 'deploy' && `${e.op.sender}.${e.op.name}` === contractId && e.after > e.before,
+      );
+    if (entry?.op.kind !== 'deploy') return Promise.resolve(new Map());
     const { name, source, sender } = entry.op;
     const variables = (this.contractInterface(contractId)?.variables ?? []) as ReadonlyArray<{
       name: string;
