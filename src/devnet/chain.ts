@@ -202,8 +202,10 @@ export class DevnetChain {
   private readonly blocks: BlockIdentity[] = [];
   private readonly heightByIndexHash = new Map<string, number>();
   /** Contract interfaces, refreshed after each deployment, and the height each was deployed at. */
-  private interfaces = new Map<string, ContractInterface>();
+  private readonly interfaces = new Map<string, ContractInterface>();
   private readonly deployedAt = new Map<string, number>();
+  /** Sources as deployed (simnet does not keep every one; see derivedInterface). */
+  private readonly sources = new Map<string, string>();
   /** Account nonces: transactions of each sender that made a block (simnet keeps none we can read). */
   private readonly nonces = new Map<string, number>();
   /** Constant values by contract, computed once (constants never change). */
@@ -225,7 +227,7 @@ export class DevnetChain {
       chain.recordBlock(height, Math.min(height, main.burnBlockHeight));
     }
     for (const contract of SAMPLE_CONTRACTS) {
-      chain.deployContract(contract.name, await loadContractSource(contract), DEPLOYER);
+      await chain.deployContract(contract.name, await loadContractSource(contract), DEPLOYER);
     }
     return chain;
   }
@@ -349,18 +351,58 @@ export class DevnetChain {
    * Deploys a contract from `sender` in a new block. A contract that fails analysis still
    * makes its block (and takes its sender's nonce), as a node mines a failing deployment.
    */
-  deployContract(name: string, source: string, sender: string, tx?: SignedTransaction): PublicCallOutcome {
+  async deployContract(
+    name: string,
+    source: string,
+    sender: string,
+    tx?: SignedTransaction,
+  ): Promise<PublicCallOutcome> {
     this.assertUsable();
     const contractId = `${sender}.${name}`;
     // Deploying over an existing contract panics simnet's VM: refuse it first, as a node does.
     if (this.deployedAt.has(contractId)) throw new DevnetCallError(`ContractAlreadyExists(${contractId})`);
     const response = this.apply({ kind: 'deploy', name, source, sender, tx });
-    this.interfaces = new Map(
-      this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>,
-    );
-    if (!this.interfaces.has(contractId)) throw new DevnetCallError(`deploying ${contractId} failed`);
-    this.deployedAt.set(contractId, this.tipHeight);
+    const height = this.tipHeight;
+    const listed = this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>;
+    for (const [id, iface] of listed) this.interfaces.set(id, iface);
+    if (!this.interfaces.has(contractId)) {
+      const derived = await this.derivedInterface(name, source, sender, height);
+      if (!derived) throw new Error(`deploying ${contractId}: no contract interface`);
+      this.interfaces.set(contractId, derived);
+    }
+    this.sources.set(contractId, source);
+    this.deployedAt.set(contractId, height);
     return this.outcome(response);
+  }
+
+  /**
+   * Simnet lists no interface (nor source) for a contract whose last top-level form evaluates
+   * to none, such as one ending in a define-data-var, though the VM deployed it. Its interface
+   * is derived on the scratch session: the same source, deployed by the same sender as of the
+   * block before, with a read-only function appended (so that it is listed), which is then
+   * left out of the interface.
+   */
+  private derivedInterface(
+    name: string,
+    source: string,
+    sender: string,
+    height: number,
+  ): Promise<ContractInterface | undefined> {
+    const marker = 'clarity-cache-interface';
+    return this.withScratch(height - 1, (scratch) => {
+      scratch.dirty = true;
+      const listed = quietly(() => {
+        applyOp(scratch.simnet, {
+          kind: 'deploy',
+          name,
+          source: `${source}\n(define-read-only (${marker}) true)\n`,
+          sender,
+        });
+        return scratch.simnet.getContractsInterfaces() as unknown as Map<string, ContractInterface>;
+      });
+      const iface = listed.get(`${sender}.${name}`);
+      return iface && { ...iface, functions: iface.functions.filter((f) => f.name !== marker) };
+    });
   }
 
   /** The nonce the next transaction of `address` must carry. */
@@ -376,7 +418,7 @@ export class DevnetChain {
   /** A deployed contract's source and the height of the block that published it. */
   contractSource(contractId: string): { source: string; publishHeight: number } | undefined {
     const publishHeight = this.deployedAt.get(contractId);
-    const source = publishHeight === undefined ? undefined : this.main.getContractSource(contractId);
+    const source = this.sources.get(contractId);
     return source === undefined || publishHeight === undefined ? undefined : { source, publishHeight };
   }
 

@@ -6,6 +6,8 @@
  *   GET  /v2/info
  *   GET  /v2/contracts/interface/{address}/{contract}[?tip=]
  *   POST /v2/contracts/call-read/{address}/{contract}/{function}[?tip=]  {sender, sponsor?, arguments}
+ *   and those of node-routes.ts: sources, data vars, map entries, constants, accounts, PoX,
+ *   tenure info, fee estimates, transaction broadcast
  * Control API (JSON in, JSON out; errors are {"error": "..."}):
  *   POST /devnet/mine          {blocks?: number}                            → {tip}
  *   POST /devnet/call-public   {sender, contract, function, arguments}       → {result, committed, events, tip}
@@ -37,6 +39,7 @@ import {
   SEGMENT,
   text,
 } from './http.js';
+import { nodeRoute } from './node-routes.js';
 
 const MAX_BLOCKS_PER_MINE = 10_000;
 const INTERFACE_PATH = new RegExp(`^/v2/contracts/interface/(${ADDRESS})/(${CONTRACT_NAME})$`);
@@ -145,6 +148,8 @@ export class DevnetServer {
     const callRead = CALL_READ_PATH.exec(path);
     if (method === 'POST' && callRead)
       return this.callRead(callRead[1]!, callRead[2]!, callRead[3]!, query, req);
+    const node = await nodeRoute(this.chain, method, path, query, req, this.log);
+    if (node) return node;
     if (method === 'POST' && path === '/devnet/mine') return this.mine(req);
     if (method === 'POST' && path === '/devnet/call-public') return this.callPublic(req);
     if (method === 'POST' && path === '/devnet/outage') return this.outage(req, res);
