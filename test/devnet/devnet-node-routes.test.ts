@@ -312,8 +312,21 @@ describe('POST /v2/transactions refusals', () => {
       client: client(),
     });
     expect(missing).toMatchObject({ reason: 'NoSuchContract' });
+    // Deploying over a contract would panic simnet's VM: refused first, as a node refuses it.
+    const redeploy = await makeContractDeploy({
+      contractName: 'demo-dao',
+      codeBody: '(define-read-only (f) u1)',
+      senderKey: DEVNET_PRIVATE_KEYS.deployer,
+      network,
+      fee: 200,
+      nonce: 5,
+    });
+    expect(await broadcastTransaction({ transaction: redeploy, network, client: client() })).toMatchObject({
+      reason: 'ContractAlreadyExists',
+    });
     expect(devnet.tipHeight()).toBe(tip);
     expect((await http(`${url}/v2/accounts/${W2}?proof=0`)).json.nonce).toBe(0);
+    expect((await http(`${url}/v2/accounts/${D}?proof=0`)).json.nonce).toBe(5);
   });
 });
 
@@ -463,5 +476,22 @@ describe('stacks.js 7 against the devnet', () => {
     );
     expect(await readValue(url, `${D}.broadcast-demo`, 'get-owner', [], W1)).toEqual(Cl.principal(D));
     expect(await fetchNonce({ address: D, network, client: client() })).toBe(6n);
+  });
+
+  it('a deployment failing analysis is mined as on a node: its block made, its nonce taken', async () => {
+    const tip = devnet.tipHeight();
+    const tx = await makeContractDeploy({
+      contractName: 'broken-demo',
+      codeBody: '(define-read-only (f) (+ 1 u1))',
+      senderKey: DEVNET_PRIVATE_KEYS.deployer,
+      network,
+      client: client(),
+    });
+    expect(await broadcastTransaction({ transaction: tx, network, client: client() })).toEqual({
+      txid: tx.txid(),
+    });
+    expect(devnet.tipHeight()).toBe(tip + 1);
+    expect(await fetchNonce({ address: D, network, client: client() })).toBe(7n);
+    expect((await http(`${url}/v2/contracts/source/${D}/broken-demo?proof=0`)).status).toBe(404);
   });
 });
