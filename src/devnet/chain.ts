@@ -363,6 +363,9 @@ export class DevnetChain {
     if (this.deployedAt.has(contractId)) throw new DevnetCallError(`ContractAlreadyExists(${contractId})`);
     const response = this.apply({ kind: 'deploy', name, source, sender, tx });
     const height = this.tipHeight;
+    // Recorded at once, so that a second deployment of it is refused while the interface is derived.
+    this.sources.set(contractId, source);
+    this.deployedAt.set(contractId, height);
     const listed = this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>;
     for (const [id, iface] of listed) this.interfaces.set(id, iface);
     if (!this.interfaces.has(contractId)) {
@@ -370,8 +373,6 @@ export class DevnetChain {
       if (!derived) throw new Error(`deploying ${contractId}: no contract interface`);
       this.interfaces.set(contractId, derived);
     }
-    this.sources.set(contractId, source);
-    this.deployedAt.set(contractId, height);
     return this.outcome(response);
   }
 
