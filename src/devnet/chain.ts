@@ -13,32 +13,26 @@
  *
  * GPL-3.0: @stacks/clarinet-sdk is a devDependency and only src/devnet imports it.
  */
-import { getSDK, type Simnet } from '@stacks/clarinet-sdk';
-import { type ClarityValue, serializeCV } from '@stacks/transactions';
-import { DEPLOYER, DEVNET_ACCOUNTS, INITIAL_USTX_BALANCE } from './accounts.js';
+import type { Simnet } from '@stacks/clarinet-sdk';
+import type { ClarityValue } from '@stacks/transactions';
+import { DEPLOYER } from './accounts.js';
 import { type BlockIdentity, blockIdentity } from './blocks.js';
 import { causes, isVmPanic, nodeCauseFromSimnetError } from './causes.js';
 import { loadContractSource, SAMPLE_CONTRACTS } from './contracts.js';
+import {
+  applyOp,
+  bootstrap,
+  type ContractInterface,
+  constantsOf,
+  interfaceOf,
+  newSession,
+  type Op,
+  quietly,
+  type SignedTransaction,
+  toHex,
+} from './session.js';
 
-/** The epoch the devnet runs in; contracts are deployed as Clarity 3. */
-export const DEVNET_EPOCH = '3.1';
-const CLARITY_VERSION = 3;
-
-/** The contract interface as simnet (and a node's /v2/contracts/interface) renders it. */
-export interface ContractInterface {
-  readonly functions: ReadonlyArray<{
-    readonly name: string;
-    readonly access: 'private' | 'public' | 'read_only';
-    readonly args: ReadonlyArray<{ readonly name: string; readonly type: unknown }>;
-    readonly outputs: { readonly type: unknown };
-  }>;
-  readonly variables: readonly unknown[];
-  readonly maps: readonly unknown[];
-  readonly fungible_tokens: readonly unknown[];
-  readonly non_fungible_tokens: readonly unknown[];
-  readonly epoch: string;
-  readonly clarity_version: string;
-}
+export type { ContractInterface, SignedTransaction } from './session.js';
 
 export type CallReadResult =
   | { readonly okay: true; readonly result: string }
@@ -68,39 +62,6 @@ export class DevnetCallError extends Error {
 /** What made a block: a deploy, a public call, an STX transfer, or mining (empty blocks). */
 export type MadeBy = Op;
 
-/** A transaction broadcast to POST /v2/transactions, kept so that observers get it as sent. */
-export interface SignedTransaction {
-  /** Serialized transaction, hex without 0x. */
-  readonly rawTx: string;
-  /** 0x + 64 hex digits. */
-  readonly txid: string;
-}
-
-type Op =
-  | {
-      readonly kind: 'deploy';
-      readonly name: string;
-      readonly source: string;
-      readonly sender: string;
-      readonly tx?: SignedTransaction;
-    }
-  | {
-      readonly kind: 'call';
-      readonly contract: string;
-      readonly fn: string;
-      readonly args: readonly ClarityValue[];
-      readonly sender: string;
-      readonly tx?: SignedTransaction;
-    }
-  | {
-      readonly kind: 'transfer';
-      readonly amount: bigint;
-      readonly recipient: string;
-      readonly sender: string;
-      readonly tx?: SignedTransaction;
-    }
-  | { readonly kind: 'mine'; readonly blocks: number };
-
 interface Scratch {
   readonly simnet: Simnet;
   /** Journal entries replayed so far. */
@@ -116,69 +77,6 @@ interface JournalEntry {
   /** Stacks height before and after the op. */
   readonly before: number;
   readonly after: number;
-}
-
-export function toHex(value: ClarityValue): string {
-  return `0x${serializeCV(value)}`;
-}
-
-/**
- * Runs a simnet call with console output muted: the wasm VM prints every runtime error (with
- * its stack) to the console, which would drown a server log. Calls are synchronous, so
- * nothing else can log in between.
- */
-function quietly<T>(fn: () => T): T {
-  const { log, error, warn } = console;
-  const mute = () => {};
-  console.log = mute;
-  console.error = mute;
-  console.warn = mute;
-  try {
-    return fn();
-  } finally {
-    console.log = log;
-    console.error = error;
-    console.warn = warn;
-  }
-}
-
-async function newSession(): Promise<Simnet> {
-  return getSDK({ trackCosts: true, trackCoverage: false });
-}
-
-/** Empty session in epoch 3.1 with the devnet accounts funded; the journal replays on top. */
-async function bootstrap(simnet: Simnet): Promise<void> {
-  const log = console.log;
-  console.log = () => {};
-  try {
-    await simnet.initEmptySession(null);
-  } finally {
-    console.log = log;
-  }
-  quietly(() => {
-    simnet.setEpoch(DEVNET_EPOCH);
-    simnet.deployer = DEPLOYER;
-    const addresses = Object.values(DEVNET_ACCOUNTS);
-    simnet.setLocalAccounts(addresses);
-    for (const address of addresses) simnet.mintSTX(address, INITIAL_USTX_BALANCE);
-  });
-}
-
-/** Applies one journalled op; throws what simnet throws. */
-function applyOp(simnet: Simnet, op: Op) {
-  switch (op.kind) {
-    case 'deploy':
-      return simnet.deployContract(op.name, op.source, { clarityVersion: CLARITY_VERSION }, op.sender);
-    case 'call':
-      // The SDK's ClarityValue type comes from its own copy of @stacks/transactions; the
-      // runtime shape is the same.
-      return simnet.callPublicFn(op.contract, op.fn, op.args as never, op.sender);
-    case 'transfer':
-      return simnet.transferSTX(op.amount, op.recipient, op.sender);
-    case 'mine':
-      simnet.mineEmptyBlocks(op.blocks);
-      return undefined;
-  }
 }
 
 function withoutValues(
@@ -379,9 +277,7 @@ export class DevnetChain {
   /**
    * Simnet lists no interface (nor source) for a contract whose last top-level form evaluates
    * to none, such as one ending in a define-data-var, though the VM deployed it. Its interface
-   * is derived on the scratch session: the same source, deployed by the same sender as of the
-   * block before, with a read-only function appended (so that it is listed), which is then
-   * left out of the interface.
+   * is derived on the scratch session as of the block before (session.ts, interfaceOf).
    */
   private derivedInterface(
     name: string,
@@ -389,20 +285,19 @@ export class DevnetChain {
     sender: string,
     height: number,
   ): Promise<ContractInterface | undefined> {
-    const marker = 'clarity-cache-interface';
-    return this.withScratch(height - 1, (scratch) => {
+    return this.probe(height - 1, (simnet) => interfaceOf(simnet, { name, source, sender }));
+  }
+
+  /** Runs a probe (session.ts) on the scratch session as of `height`; the session is rebuilt after. */
+  private probe<T>(height: number, fn: (simnet: Simnet) => T): Promise<T> {
+    return this.withScratch(height, (scratch) => {
       scratch.dirty = true;
-      const listed = quietly(() => {
-        applyOp(scratch.simnet, {
-          kind: 'deploy',
-          name,
-          source: `${source}\n(define-read-only (${marker}) true)\n`,
-          sender,
-        });
-        return scratch.simnet.getContractsInterfaces() as unknown as Map<string, ContractInterface>;
-      });
-      const iface = listed.get(`${sender}.${name}`);
-      return iface && { ...iface, functions: iface.functions.filter((f) => f.name !== marker) };
+      try {
+        return fn(scratch.simnet);
+      } catch (error) {
+        if (isVmPanic(error)) scratch.poisoned = true;
+        throw error;
+      }
     });
   }
 
@@ -466,8 +361,7 @@ export class DevnetChain {
   /**
    * Simnet reads data vars but not constants. A constant may depend on its deployment (its
    * tx-sender, its block height), so it is evaluated where it was defined: on the scratch
-   * session as of the block before the deployment, the same source is deployed by the same
-   * sender with one read-only function per constant appended, and each is called.
+   * session as of the block before the deployment (session.ts, constantsOf).
    */
   private evaluateConstants(contractId: string): Promise<Map<string, string>> {
     // The last one: a deployment that failed analysis may precede the one that succeeded.
@@ -483,31 +377,7 @@ export class DevnetChain {
       access: string;
     }>;
     const names = variables.filter((v) => v.access === 'constant').map((v) => v.name);
-    const getters = names.map(
-      (constant, i) => `(define-read-only (clarity-cache-constant-${i}) ${constant})`,
-    );
-    return this.withScratch(entry.before, (scratch) => {
-      scratch.dirty = true;
-      const values = new Map<string, string>();
-      quietly(() => {
-        applyOp(scratch.simnet, {
-          kind: 'deploy',
-          name,
-          source: `${source}\n${getters.join('\n')}\n`,
-          sender,
-        });
-        for (const [i, constant] of names.entries()) {
-          const response = scratch.simnet.callReadOnlyFn(
-            contractId,
-            `clarity-cache-constant-${i}`,
-            [],
-            sender,
-          );
-          values.set(constant, toHex(response.result as ClarityValue));
-        }
-      });
-      return values;
-    });
+    return this.probe(entry.before, (simnet) => constantsOf(simnet, { name, source, sender }, names));
   }
 
   private outcome(response: ReturnType<typeof applyOp>): PublicCallOutcome {
