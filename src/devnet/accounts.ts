@@ -22,3 +22,14 @@ export const DEPLOYER = DEVNET_ACCOUNTS.deployer;
 
 /** STX minted to every devnet account at start-up: 100,000,000 STX, as Clarinet's devnet does. */
 export const INITIAL_USTX_BALANCE = 100_000_000_000_000n;
+
+/**
+ * Private keys of the first devnet accounts (Clarinet's `settings/Devnet.toml`), for signing
+ * transactions broadcast to the devnet (POST /v2/transactions). Public fixtures like the
+ * addresses above: never hold anything of value with them.
+ */
+export const DEVNET_PRIVATE_KEYS = {
+  deployer: '753b7cc01a1a2e86221266a154af739463fce51219d97e4f856cd7200c3bd2a601',
+  wallet_1: '7287ba251d44a4d3fd9276c88ce34c5c52a038955511cccaf77e61068649c17801',
+  wallet_2: '530d9f61984c888536871c6573073bdfc0058896dc1adfe9a6a10dfacadc209101',
+} as const satisfies Partial<Record<DevnetAccountName, string>>;

@@ -13,32 +13,26 @@
  *
  * GPL-3.0: @stacks/clarinet-sdk is a devDependency and only src/devnet imports it.
  */
-import { getSDK, type Simnet } from '@stacks/clarinet-sdk';
-import { type ClarityValue, serializeCV } from '@stacks/transactions';
-import { DEPLOYER, DEVNET_ACCOUNTS, INITIAL_USTX_BALANCE } from './accounts.js';
+import type { Simnet } from '@stacks/clarinet-sdk';
+import type { ClarityValue } from '@stacks/transactions';
+import { DEPLOYER } from './accounts.js';
 import { type BlockIdentity, blockIdentity } from './blocks.js';
 import { causes, isVmPanic, nodeCauseFromSimnetError } from './causes.js';
 import { loadContractSource, SAMPLE_CONTRACTS } from './contracts.js';
+import {
+  applyOp,
+  bootstrap,
+  type ContractInterface,
+  constantsOf,
+  interfaceOf,
+  newSession,
+  type Op,
+  quietly,
+  type SignedTransaction,
+  toHex,
+} from './session.js';
 
-/** The epoch the devnet runs in; contracts are deployed as Clarity 3. */
-export const DEVNET_EPOCH = '3.1';
-const CLARITY_VERSION = 3;
-
-/** The contract interface as simnet (and a node's /v2/contracts/interface) renders it. */
-export interface ContractInterface {
-  readonly functions: ReadonlyArray<{
-    readonly name: string;
-    readonly access: 'private' | 'public' | 'read_only';
-    readonly args: ReadonlyArray<{ readonly name: string; readonly type: unknown }>;
-    readonly outputs: { readonly type: unknown };
-  }>;
-  readonly variables: readonly unknown[];
-  readonly maps: readonly unknown[];
-  readonly fungible_tokens: readonly unknown[];
-  readonly non_fungible_tokens: readonly unknown[];
-  readonly epoch: string;
-  readonly clarity_version: string;
-}
+export type { ContractInterface, SignedTransaction } from './session.js';
 
 export type CallReadResult =
   | { readonly okay: true; readonly result: string }
@@ -65,19 +59,8 @@ export class DevnetCallError extends Error {
   }
 }
 
-/** What made a block: a deploy, a public call, or mining (empty blocks). */
+/** What made a block: a deploy, a public call, an STX transfer, or mining (empty blocks). */
 export type MadeBy = Op;
-
-type Op =
-  | { readonly kind: 'deploy'; readonly name: string; readonly source: string; readonly sender: string }
-  | {
-      readonly kind: 'call';
-      readonly contract: string;
-      readonly fn: string;
-      readonly args: readonly ClarityValue[];
-      readonly sender: string;
-    }
-  | { readonly kind: 'mine'; readonly blocks: number };
 
 interface Scratch {
   readonly simnet: Simnet;
@@ -94,67 +77,6 @@ interface JournalEntry {
   /** Stacks height before and after the op. */
   readonly before: number;
   readonly after: number;
-}
-
-export function toHex(value: ClarityValue): string {
-  return `0x${serializeCV(value)}`;
-}
-
-/**
- * Runs a simnet call with console output muted: the wasm VM prints every runtime error (with
- * its stack) to the console, which would drown a server log. Calls are synchronous, so
- * nothing else can log in between.
- */
-function quietly<T>(fn: () => T): T {
-  const { log, error, warn } = console;
-  const mute = () => {};
-  console.log = mute;
-  console.error = mute;
-  console.warn = mute;
-  try {
-    return fn();
-  } finally {
-    console.log = log;
-    console.error = error;
-    console.warn = warn;
-  }
-}
-
-async function newSession(): Promise<Simnet> {
-  return getSDK({ trackCosts: true, trackCoverage: false });
-}
-
-/** Empty session in epoch 3.1 with the devnet accounts funded; the journal replays on top. */
-async function bootstrap(simnet: Simnet): Promise<void> {
-  const log = console.log;
-  console.log = () => {};
-  try {
-    await simnet.initEmptySession(null);
-  } finally {
-    console.log = log;
-  }
-  quietly(() => {
-    simnet.setEpoch(DEVNET_EPOCH);
-    simnet.deployer = DEPLOYER;
-    const addresses = Object.values(DEVNET_ACCOUNTS);
-    simnet.setLocalAccounts(addresses);
-    for (const address of addresses) simnet.mintSTX(address, INITIAL_USTX_BALANCE);
-  });
-}
-
-/** Applies one journalled op; throws what simnet throws. */
-function applyOp(simnet: Simnet, op: Op) {
-  switch (op.kind) {
-    case 'deploy':
-      return simnet.deployContract(op.name, op.source, { clarityVersion: CLARITY_VERSION }, op.sender);
-    case 'call':
-      // The SDK's ClarityValue type comes from its own copy of @stacks/transactions; the
-      // runtime shape is the same.
-      return simnet.callPublicFn(op.contract, op.fn, op.args as never, op.sender);
-    case 'mine':
-      simnet.mineEmptyBlocks(op.blocks);
-      return undefined;
-  }
 }
 
 function withoutValues(
@@ -178,8 +100,14 @@ export class DevnetChain {
   private readonly blocks: BlockIdentity[] = [];
   private readonly heightByIndexHash = new Map<string, number>();
   /** Contract interfaces, refreshed after each deployment, and the height each was deployed at. */
-  private interfaces = new Map<string, ContractInterface>();
+  private readonly interfaces = new Map<string, ContractInterface>();
   private readonly deployedAt = new Map<string, number>();
+  /** Sources as deployed (simnet does not keep every one; see derivedInterface). */
+  private readonly sources = new Map<string, string>();
+  /** Account nonces: transactions of each sender that made a block (simnet keeps none we can read). */
+  private readonly nonces = new Map<string, number>();
+  /** Constant values by contract, computed once (constants never change). */
+  private readonly constants = new Map<string, Promise<Map<string, string>>>();
   private scratch: Scratch | undefined;
   private scratchQueue: Promise<unknown> = Promise.resolve();
   private broken: string | undefined;
@@ -197,7 +125,7 @@ export class DevnetChain {
       chain.recordBlock(height, Math.min(height, main.burnBlockHeight));
     }
     for (const contract of SAMPLE_CONTRACTS) {
-      chain.deploy(contract.name, await loadContractSource(contract), DEPLOYER);
+      await chain.deployContract(contract.name, await loadContractSource(contract), DEPLOYER);
     }
     return chain;
   }
@@ -296,6 +224,7 @@ export class DevnetChain {
     fn: string,
     args: readonly ClarityValue[],
     sender: string,
+    tx?: SignedTransaction,
   ): PublicCallOutcome {
     this.assertUsable();
     const iface = this.contractInterface(contractId);
@@ -306,7 +235,152 @@ export class DevnetChain {
     if (func.args.length !== args.length) {
       throw new DevnetCallError(causes.incorrectArgumentCount(func.args.length, args.length));
     }
-    const response = this.apply({ kind: 'call', contract: contractId, fn, args: [...args], sender });
+    const response = this.apply({ kind: 'call', contract: contractId, fn, args: [...args], sender, tx });
+    return this.outcome(response);
+  }
+
+  /** Transfers uSTX from `sender` to `recipient` in a new block (err u1: balance too low, as stx-transfer? says). */
+  transferStx(amount: bigint, recipient: string, sender: string, tx?: SignedTransaction): PublicCallOutcome {
+    this.assertUsable();
+    return this.outcome(this.apply({ kind: 'transfer', amount, recipient, sender, tx }));
+  }
+
+  /**
+   * Deploys a contract from `sender` in a new block. A contract that fails analysis still
+   * makes its block (and takes its sender's nonce), as a node mines a failing deployment.
+   */
+  async deployContract(
+    name: string,
+    source: string,
+    sender: string,
+    tx?: SignedTransaction,
+  ): Promise<PublicCallOutcome> {
+    this.assertUsable();
+    const contractId = `${sender}.${name}`;
+    // Deploying over an existing contract panics simnet's VM: refuse it first, as a node does.
+    if (this.deployedAt.has(contractId)) throw new DevnetCallError(`ContractAlreadyExists(${contractId})`);
+    const response = this.apply({ kind: 'deploy', name, source, sender, tx });
+    const height = this.tipHeight;
+    // Recorded at once, so that a second deployment of it is refused while the interface is derived.
+    this.sources.set(contractId, source);
+    this.deployedAt.set(contractId, height);
+    const listed = this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>;
+    for (const [id, iface] of listed) this.interfaces.set(id, iface);
+    if (!this.interfaces.has(contractId)) {
+      const derived = await this.derivedInterface(name, source, sender, height);
+      if (!derived) throw new Error(`deploying ${contractId}: no contract interface`);
+      this.interfaces.set(contractId, derived);
+    }
+    return this.outcome(response);
+  }
+
+  /**
+   * Simnet lists no interface (nor source) for a contract whose last top-level form evaluates
+   * to none, such as one ending in a define-data-var, though the VM deployed it. Its interface
+   * is derived on the scratch session as of the block before (session.ts, interfaceOf).
+   */
+  private derivedInterface(
+    name: string,
+    source: string,
+    sender: string,
+    height: number,
+  ): Promise<ContractInterface | undefined> {
+    return this.probe(height - 1, (simnet) => interfaceOf(simnet, { name, source, sender }));
+  }
+
+  /** Runs a probe (session.ts) on the scratch session as of `height`; the session is rebuilt after. */
+  private probe<T>(height: number, fn: (simnet: Simnet) => T): Promise<T> {
+    return this.withScratch(height, (scratch) => {
+      scratch.dirty = true;
+      try {
+        return fn(scratch.simnet);
+      } catch (error) {
+        if (isVmPanic(error)) scratch.poisoned = true;
+        throw error;
+      }
+    });
+  }
+
+  /** The nonce the next transaction of `address` must carry. */
+  nonceOf(address: string): number {
+    return this.nonces.get(address) ?? 0;
+  }
+
+  /** The uSTX balance of a principal at the tip. */
+  stxBalance(principal: string): bigint {
+    return this.main.getAssetsMap().get('STX')?.get(principal) ?? 0n;
+  }
+
+  /** A deployed contract's source and the height of the block that published it. */
+  contractSource(contractId: string): { source: string; publishHeight: number } | undefined {
+    const publishHeight = this.deployedAt.get(contractId);
+    const source = this.sources.get(contractId);
+    return source === undefined || publishHeight === undefined ? undefined : { source, publishHeight };
+  }
+
+  /** A data var's value at the tip (0x + serialized), or undefined if the contract has no such var. */
+  dataVar(contractId: string, name: string): string | undefined {
+    if (!this.hasVariable(contractId, name, 'variable')) return undefined;
+    return toHex(quietly(() => this.main.getDataVar(contractId, name)) as ClarityValue);
+  }
+
+  /**
+   * A map entry at the tip as a node answers it: `(some value)` or `none` (0x09), serialized;
+   * undefined if the contract has no such map.
+   */
+  mapEntry(contractId: string, map: string, key: ClarityValue): string | undefined {
+    const maps = this.contractInterface(contractId)?.maps as ReadonlyArray<{ name: string }> | undefined;
+    if (!maps?.some((m) => m.name === map)) return undefined;
+    try {
+      // Simnet answers the (some ...) a node serializes, and throws for an absent key.
+      return toHex(quietly(() => this.main.getMapEntry(contractId, map, key as never)) as ClarityValue);
+    } catch {
+      return '0x09';
+    }
+  }
+
+  /** A constant's value (0x + serialized), or undefined if the contract defines no such constant. */
+  async constantValue(contractId: string, name: string): Promise<string | undefined> {
+    if (!this.hasVariable(contractId, name, 'constant')) return undefined;
+    let values = this.constants.get(contractId);
+    if (!values) {
+      values = this.evaluateConstants(contractId);
+      this.constants.set(contractId, values);
+      values.catch(() => this.constants.delete(contractId));
+    }
+    return (await values).get(name);
+  }
+
+  private hasVariable(contractId: string, name: string, access: 'constant' | 'variable'): boolean {
+    const variables = this.contractInterface(contractId)?.variables as
+      | ReadonlyArray<{ name: string; access: string }>
+      | undefined;
+    return variables?.some((v) => v.name === name && v.access === access) ?? false;
+  }
+
+  /**
+   * Simnet reads data vars but not constants. A constant may depend on its deployment (its
+   * tx-sender, its block height), so it is evaluated where it was defined: on the scratch
+   * session as of the block before the deployment (session.ts, constantsOf).
+   */
+  private evaluateConstants(contractId: string): Promise<Map<string, string>> {
+    // The last one: a deployment that failed analysis may precede the one that succeeded.
+    const entry = [...this.journal]
+      .reverse()
+      .find(
+        (e) => e.op.kind === 'deploy' && `${e.op.sender}.${e.op.name}` === contractId && e.after > e.before,
+      );
+    if (entry?.op.kind !== 'deploy') return Promise.resolve(new Map());
+    const { name, source, sender } = entry.op;
+    const variables = (this.contractInterface(contractId)?.variables ?? []) as ReadonlyArray<{
+      name: string;
+      access: string;
+    }>;
+    const names = variables.filter((v) => v.access === 'constant').map((v) => v.name);
+    return this.probe(entry.before, (simnet) => constantsOf(simnet, { name, source, sender }, names));
+  }
+
+  private outcome(response: ReturnType<typeof applyOp>): PublicCallOutcome {
     if (!response) throw new Error('simnet returned no transaction result');
     return {
       result: toHex(response.result as ClarityValue),
@@ -337,17 +411,6 @@ export class DevnetChain {
     this.scratch = undefined;
   }
 
-  private deploy(name: string, source: string, sender: string): void {
-    const contractId = `${sender}.${name}`;
-    const response = this.apply({ kind: 'deploy', name, source, sender });
-    if (!response) throw new Error(`deploying ${contractId} returned nothing`);
-    this.interfaces = new Map(
-      this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>,
-    );
-    if (!this.interfaces.has(contractId)) throw new Error(`deploying ${contractId} failed`);
-    this.deployedAt.set(contractId, this.tipHeight);
-  }
-
   /** Applies a state-changing op to the main session and journals it, even if it failed. */
   private apply(op: Op) {
     const before = this.main.stacksBlockHeight;
@@ -356,12 +419,14 @@ export class DevnetChain {
       return quietly(() => applyOp(this.main, op));
     } catch (error) {
       if (isVmPanic(error)) this.broken = `the Clarity VM panicked: ${String(error)}`;
-      if (op.kind === 'call') throw new DevnetCallError(nodeCauseFromSimnetError(error));
+      if (op.kind !== 'mine') throw new DevnetCallError(nodeCauseFromSimnetError(error));
       throw new Error(`devnet ${op.kind} failed: ${nodeCauseFromSimnetError(error)}`);
     } finally {
       const after = this.main.stacksBlockHeight;
       const burnAfter = this.main.burnBlockHeight;
       this.journal.push({ op, before, after });
+      // A transaction that made a block took its sender's nonce, whatever its result.
+      if (op.kind !== 'mine' && after > before) this.nonces.set(op.sender, this.nonceOf(op.sender) + 1);
       // Mined empty blocks are one tenure each (a burn block with its Stacks block); blocks
       // of transactions join the current tenure.
       for (let height = before + 1; height <= after; height++) {

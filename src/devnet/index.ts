@@ -13,7 +13,13 @@ import { EventDispatcher, observerUrls } from './event-dispatcher.js';
 import { postBlocksTo } from './observers.js';
 import { DevnetServer } from './server.js';
 
-export { DEPLOYER, DEVNET_ACCOUNTS, type DevnetAccountName, type DevnetAccounts } from './accounts.js';
+export {
+  DEPLOYER,
+  DEVNET_ACCOUNTS,
+  DEVNET_PRIVATE_KEYS,
+  type DevnetAccountName,
+  type DevnetAccounts,
+} from './accounts.js';
 export type { BlockIdentity } from './blocks.js';
 export type { CallReadResult, ContractInterface, PublicCallOutcome } from './chain.js';
 export { SAMPLE_CONTRACTS } from './contracts.js';

@@ -4,7 +4,8 @@
  * is described by an unsigned contract-call transaction (signatures are not checked by
  * anyone here), so an observer sees exactly which contract and function it called. A deploy
  * made through the chain's own API has no transaction of its sender at hand: it is described
- * by an undecodable one, which an observer must take as touching everything.
+ * by an undecodable one, which an observer must take as touching everything. A transaction
+ * broadcast to POST /v2/transactions is posted as it was sent, with its own txid.
  */
 import { makeUnsignedContractCall, privateKeyToPublic, serializeTransaction } from '@stacks/transactions';
 import type { BlockIdentity } from './blocks.js';
@@ -32,7 +33,9 @@ export function postBlocksTo(chain: DevnetChain, dispatcher: EventDispatcher): (
 async function describe(madeBy: MadeBy, height: number): Promise<MadeTransaction[]> {
   const txid = `0x${height.toString(16).padStart(64, '0')}`;
   if (madeBy.kind === 'mine') return [];
-  if (madeBy.kind === 'deploy') return [{ rawTx: '00', txid }];
+  // A broadcast transaction is posted as it was sent.
+  if (madeBy.tx) return [{ rawTx: madeBy.tx.rawTx, txid: madeBy.tx.txid }];
+  if (madeBy.kind !== 'call') return [{ rawTx: '00', txid }];
   const [contractAddress, contractName] = madeBy.contract.split('.') as [string, string];
   const tx = await makeUnsignedContractCall({
     publicKey: privateKeyToPublic(DESCRIBING_KEY) as string,

@@ -6,6 +6,8 @@
  *   GET  /v2/info
  *   GET  /v2/contracts/interface/{address}/{contract}[?tip=]
  *   POST /v2/contracts/call-read/{address}/{contract}/{function}[?tip=]  {sender, sponsor?, arguments}
+ *   and those of node-routes.ts: sources, data vars, map entries, constants, accounts, PoX,
+ *   tenure info, fee estimates, transaction broadcast
  * Control API (JSON in, JSON out; errors are {"error": "..."}):
  *   POST /devnet/mine          {blocks?: number}                            → {tip}
  *   POST /devnet/call-public   {sender, contract, function, arguments}       → {result, committed, events, tip}
@@ -18,88 +20,31 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { type ClarityValue, deserializeCV, serializeCV, validateStacksAddress } from '@stacks/transactions';
+import { type ClarityValue, validateStacksAddress } from '@stacks/transactions';
 import { DEPLOYER, DEVNET_ACCOUNTS } from './accounts.js';
 import type { BlockIdentity } from './blocks.js';
 import { consensusHashOf } from './blocks.js';
 import { DevnetCallError, type DevnetChain } from './chain.js';
+import {
+  ADDRESS,
+  CLARITY_NAME,
+  CONTRACT_NAME,
+  decodeArgument,
+  decodePathSegment,
+  HttpAnswer,
+  isJsonContentType,
+  isPrincipal,
+  json,
+  readBody,
+  SEGMENT,
+  text,
+} from './http.js';
+import { nodeRoute } from './node-routes.js';
 
-/** Bodies above this are refused (a node's limit is larger; nothing legitimate comes close). */
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const MAX_BLOCKS_PER_MINE = 10_000;
-
-/** c32 alphabet as in a node's STANDARD_PRINCIPAL_REGEX_STRING. */
-const ADDRESS = '[SM][0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}';
-const CONTRACT_NAME = '[a-zA-Z](?:[a-zA-Z0-9]|[-_]){0,127}';
-/** Path segments arrive URL-encoded (a function name may hold ?, /, <, ...). */
-const SEGMENT = '[^/?#]+';
 const INTERFACE_PATH = new RegExp(`^/v2/contracts/interface/(${ADDRESS})/(${CONTRACT_NAME})$`);
 const CALL_READ_PATH = new RegExp(`^/v2/contracts/call-read/(${ADDRESS})/(${CONTRACT_NAME})/(${SEGMENT})$`);
-const CLARITY_NAME = /^(?:[a-zA-Z](?:[a-zA-Z0-9]|[-_!?+<>=/*])*|[-+=/*]|[<>]=?)$/;
 const BLOCK_PATH = /^\/devnet\/blocks\/(\d{1,10})$/;
-
-/** A response the handler decided on; thrown to leave a handler early. */
-class HttpAnswer {
-  constructor(
-    readonly status: number,
-    readonly body: string,
-    readonly contentType: 'text/plain' | 'application/json',
-  ) {}
-}
-
-const text = (status: number, body: string) => new HttpAnswer(status, body, 'text/plain');
-const json = (status: number, body: unknown) =>
-  new HttpAnswer(status, JSON.stringify(body), 'application/json');
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES) {
-      throw text(400, `Invalid Http request: invalid body length (over ${MAX_BODY_BYTES} bytes)`);
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
-function isJsonContentType(req: IncomingMessage): boolean {
-  const type = req.headers['content-type'];
-  return typeof type === 'string' && type.split(';')[0]?.trim().toLowerCase() === 'application/json';
-}
-
-/** A standard principal (ST...) or a contract principal (ST....name), as PrincipalData::parse takes. */
-function isPrincipal(value: string): boolean {
-  const [address = '', name, ...rest] = value.split('.');
-  if (rest.length > 0 || !new RegExp(`^${ADDRESS}$`).test(address) || !validateStacksAddress(address))
-    return false;
-  return name === undefined || new RegExp(`^${CONTRACT_NAME}$`).test(name);
-}
-
-/**
- * One serialized Clarity value, as Value::try_deserialize_hex_untyped takes it (0x optional).
- * Stricter than @stacks/transactions alone: every byte must belong to the value.
- */
-function decodeArgument(hex: string): ClarityValue | undefined {
-  const digits = hex.replace(/^0x/i, '');
-  if (digits.length === 0 || digits.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(digits)) return undefined;
-  try {
-    const value = deserializeCV(digits);
-    return serializeCV(value).toLowerCase() === digits.toLowerCase() ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function decodePathSegment(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
-}
 
 const MAX_OUTAGE_S = 600;
 
@@ -203,6 +148,8 @@ export class DevnetServer {
     const callRead = CALL_READ_PATH.exec(path);
     if (method === 'POST' && callRead)
       return this.callRead(callRead[1]!, callRead[2]!, callRead[3]!, query, req);
+    const node = await nodeRoute(this.chain, method, path, query, req, this.log);
+    if (node) return node;
     if (method === 'POST' && path === '/devnet/mine') return this.mine(req);
     if (method === 'POST' && path === '/devnet/call-public') return this.callPublic(req);
     if (method === 'POST' && path === '/devnet/outage') return this.outage(req, res);
