@@ -137,7 +137,11 @@ export class ChainTracker {
     // header has since taught a greater height: answers read at a later block are still correct
     // for reads pinned to this one. `renew` asks /v2/info again (the pinned block was unknown).
     const described = this.#described.get(network);
-    if (opts.renew !== true && described !== undefined && this.#now() - described.learnedAt <= this.#maxAgeMs) {
+    if (
+      opts.renew !== true &&
+      described !== undefined &&
+      this.#now() - described.learnedAt <= this.#maxAgeMs
+    ) {
       return described.block;
     }
     await this.#refresh(network, { needHash: true, throwOnError: true, force: opts.renew === true });
@@ -221,9 +225,7 @@ export class ChainTracker {
       if (this.#shared !== undefined) {
         // A forced refresh takes nothing older than itself from the other instances.
         const since = force ? startedAt : startedAt - this.#maxAgeMs;
-        const shared = await this.#shared.refresh(network, since, needHash, () =>
-          this.#fetchInfo(network),
-        );
+        const shared = await this.#shared.refresh(network, since, needHash, () => this.#fetchInfo(network));
         if (shared !== undefined) this.#learnShared(network, shared.tip, shared.fetchedHere);
       } else {
         this.#learnInfo(network, await this.#fetchInfo(network));

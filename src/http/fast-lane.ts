@@ -180,7 +180,11 @@ export class FastLane {
     app.addHook('onSend', (request, reply, payload, done) => {
       const raw = request.raw as LaneRequest;
       const offer = raw[OFFER];
-      if (offer !== undefined && reply.statusCode === 200 && typeof payload === 'string') {
+      if (
+        offer !== undefined &&
+        reply.statusCode === 200 &&
+        (typeof payload === 'string' || Buffer.isBuffer(payload))
+      ) {
         const buffered = raw[BUFFERED];
         const body = buffered instanceof Buffer ? buffered : Buffer.from(request.rawBody ?? '', 'utf8');
         this.#hold(raw, body, reply.getHeaders(), payload, offer);
@@ -300,7 +304,7 @@ export class FastLane {
     raw: LaneRequest,
     body: Buffer,
     sent: Record<string, unknown>,
-    payload: string,
+    payload: string | Buffer,
     offer: NonNullable<LaneRequest[typeof OFFER]>,
   ): void {
     const method = raw.method ?? '';
@@ -311,8 +315,11 @@ export class FastLane {
     for (let i = 0; i < dynamic.length; i += 2) dynamicNames.add((dynamic[i] as string).toLowerCase());
     // Unpooled and exact-sized: a small Buffer.from() is a slice of a shared 8 KiB slab, and
     // one held slice keeps its whole slab alive (measured: +100 MiB RSS with 1M distinct keys).
-    const answer = Buffer.allocUnsafeSlow(Buffer.byteLength(payload, 'utf8'));
-    answer.write(payload, 'utf8');
+    const answer = Buffer.allocUnsafeSlow(
+      typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.length,
+    );
+    if (typeof payload === 'string') answer.write(payload, 'utf8');
+    else payload.copy(answer);
     const headers: string[] = [];
     for (const [name, value] of Object.entries(sent)) {
       if (value === undefined || NOT_REPLAYED.has(name) || dynamicNames.has(name)) continue;

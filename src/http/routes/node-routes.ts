@@ -26,9 +26,9 @@ import type { NodeRouteService } from '../../service/node-routes.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
 import { NETWORK_PREFIXES, NODE_ENDPOINTS, type NodeEndpoint } from '../../upstream/endpoints.js';
 import { offerReplay } from '../fast-lane.js';
-import { sendNodeAnswer } from '../reply.js';
+import { sendNodeAnswer, sendNodeShaped } from '../reply.js';
 import { requestContext } from '../request-context.js';
-import { requestText, sendAnswer } from '../send-answer.js';
+import { requestText } from '../send-answer.js';
 
 export interface NodeRoutesOptions {
   readonly service: ReadOnlyService;
@@ -126,7 +126,7 @@ function register(
           requestContext(request),
         );
         offerReplay(request, answer.reuse);
-        return sendAnswer(reply, answer);
+        return sendNodeShaped(reply, answer);
       },
     );
     return;
@@ -148,7 +148,7 @@ function register(
       },
       async (request, reply) => {
         const { address, contract } = request.params as { address: string; contract: string };
-        return sendAnswer(
+        return sendNodeShaped(
           reply,
           await options.abis.nodeAnswer(address, contract, requestContext(request), network),
         );
