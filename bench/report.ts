@@ -132,5 +132,7 @@ export function writeReport(file = path.join(ROOT, 'BENCHMARKS.md')): CaseRecord
 if (process.argv[1] !== undefined && import.meta.filename === path.resolve(process.argv[1])) {
   const file = path.resolve(process.argv[2] ?? path.join(ROOT, 'BENCHMARKS.md'));
   const records = writeReport(file);
-  process.stderr.write(`${path.relative(ROOT, file)}: generated part from ${records.length} case record(s)\n`);
+  process.stderr.write(
+    `${path.relative(ROOT, file)}: generated part from ${records.length} case record(s)\n`,
+  );
 }

@@ -571,7 +571,9 @@ export function runStandalone(moduleFile: string, c: BenchCase): void {
       process.exit(0);
     },
     (err: unknown) => {
-      process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.stderr.write(
+        `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
       cleanup();
       process.exit(1);
     },
@@ -738,4 +740,20 @@ export function pairedRatio(g: Rounds, r: Rounds, pick: PickFigure, scale = 1): 
   const ratios: number[] = [];
   for (let i = 0; i < n; i++) ratios.push((pick(g.rounds[i]!) * scale) / pick(r.rounds[i]!));
   return median(ratios);
+}
+
+/** Start a gateway on an upstream list, or say why this gateway has no upstream lists. */
+export async function tryGateway(
+  upstreams: string,
+  dir: string,
+  env: Record<string, string> = {},
+): Promise<Server | { absent: string }> {
+  try {
+    return await gateway(upstreams, dir, env);
+  } catch (err) {
+    // The gateway's own words when it refused to start (the line naming the variable), if any.
+    const lines = (err instanceof Error ? err.message : String(err)).split('\n');
+    const said = lines.find((l) => l.includes('STACKS_API_URL')) ?? lines.find((l) => /\S/.test(l)) ?? '?';
+    return { absent: `a comma-separated STACKS_API_URL_MAINNET is refused: ${said.trim().slice(0, 200)}` };
+  }
 }

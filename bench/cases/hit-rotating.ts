@@ -116,7 +116,14 @@ async function run() {
           `${ROUNDS} round(s), the order alternating; ratio = median of the per-round ratios. Upstream calls under load:`,
           `${upstreamCalls} (0 = every answer a hit; the goal needs it).`,
         ],
-        results: { gateway: g, reference: r, throughputRatio: ratio, p99Ratio, upstreamCalls, distinctAnswers },
+        results: {
+          gateway: g,
+          reference: r,
+          throughputRatio: ratio,
+          p99Ratio,
+          upstreamCalls,
+          distinctAnswers,
+        },
       };
     } finally {
       await ref.proc.stop();

@@ -80,7 +80,8 @@ async function sample(proc: Proc, file: string, t: number): Promise<Sample> {
         };
       }
     }
-    if (Date.now() > deadline) throw new Error(`the gateway's memory probe did not answer:\n${proc.output()}`);
+    if (Date.now() > deadline)
+      throw new Error(`the gateway's memory probe did not answer:\n${proc.output()}`);
     await sleep(10);
   }
 }
@@ -95,7 +96,8 @@ async function run() {
   ]);
   try {
     const roBytes = await expectOk(`${gw.url}${RO_PATH}`, RO_BODY);
-    if ((await expectOk(`${gw.url}${RO_PATH}`, RO_BODY)) !== roBytes) throw new Error('hit differs from miss');
+    if ((await expectOk(`${gw.url}${RO_PATH}`, RO_BODY)) !== roBytes)
+      throw new Error('hit differs from miss');
     const ref = await startReference({ [RO_PATH]: roBytes }, freshDir('soak-ref'));
     let reference: Awaited<ReturnType<typeof measure>>;
     let refRssMiB: number;
@@ -124,7 +126,8 @@ async function run() {
         if (done) break;
         const s = await sample(gw.proc, probeFile, (performance.now() - t0) / 1000);
         samples.push(s);
-        if (k % 6 === 0 || SOAK_S <= 60) log(`soak t=${s.t} s: RSS ${s.rssMiB} MiB, heap ${s.heapUsedMiB} MiB`);
+        if (k % 6 === 0 || SOAK_S <= 60)
+          log(`soak t=${s.t} s: RSS ${s.rssMiB} MiB, heap ${s.heapUsedMiB} MiB`);
       }
     })();
     const result = await loadRun;
