@@ -112,7 +112,7 @@ async function run() {
         notes: [
           `\`POST ${ENTRY_PATH.replace(/SP[0-9A-Z]+/, 'SP3K…')}\` with ${bodies.length} bodies (\`get-entry\` of`,
           `u${IDS.join(', u')}), a wrk Lua script sending them in turn; each cached by one warm-up miss`,
-          `(${distinctAnswers} distinct answers). The reference answers each body the gateway's bytes for it.`,
+          `(${distinctAnswers} distinct answer bytes: the fake node gives every id the same tuple). The reference answers each body the gateway's bytes for it.`,
           `${ROUNDS} round(s), the order alternating; ratio = median of the per-round ratios. Upstream calls under load:`,
           `${upstreamCalls} (0 = every answer a hit; the goal needs it).`,
         ],
