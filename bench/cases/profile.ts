@@ -102,7 +102,7 @@ async function profileCase(node: FakeNodeProc) {
   const md = [
     `# Profile data of the hit path (generated)`,
     '',
-    `\`npm run bench -- --profile\` on ${new Date().toISOString()}, commit ${gitCommit()}: the gateway under`,
+    `\`node --import tsx bench/run.ts profile\` on ${new Date().toISOString()}, commit ${gitCommit()}: the gateway under`,
     `\`node --cpu-prof\` (\`${path.relative(ROOT, requireGatewayEntry())}\`, frames mapped back to src/ and node_modules/ through its`,
     `source map), wrk -t1 -c${CONNECTIONS} for 10 s after a ${WARMUP_S} s warm-up. The reading of these figures and the`,
     'proposals are in profile.md. Raw profiles: `bench/results/profile/*.cpuprofile` (not committed;',
