@@ -1,7 +1,8 @@
 /**
- * Process, HTTP and record helpers for the cases (bench/cases/*.ts) and bench/run.ts: every server and every load generator runs in a
- * child process of its own; this process only orchestrates and, for the latency-only
- * scenarios (bursts, misses, start-up), sends requests itself. Loopback only, every wait bounded.
+ * Process, HTTP and record helpers for the cases (bench/cases/*.ts) and bench/run.ts: every
+ * server and every load generator runs in a child process of its own; this process only
+ * orchestrates and, for the latency-only scenarios (bursts, misses, start-up), sends requests
+ * itself. Loopback only, every wait bounded.
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
