@@ -29,6 +29,11 @@ export interface LoadSpec {
    * in [0, count). Each body is built per request by the Lua script (the same way at every size).
    */
   readonly spread?: { readonly count: number; readonly prefix: string; readonly suffix: string };
+  /**
+   * Cycle through these bodies, one per request in turn (each wrk connection's requests come from
+   * one Lua state, so the rotation is per thread: -t1, one rotation).
+   */
+  readonly bodies?: readonly string[];
   /** Extra request headers (e.g. an API key). */
   readonly headers?: Readonly<Record<string, string>>;
   readonly connections: number;
@@ -71,7 +76,15 @@ export function luaScript(spec: LoadSpec, clockTicks: number): string {
     `wrk.headers["Content-Type"] = "application/json"`,
     ...Object.entries(spec.headers ?? {}).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
   ];
-  if (spec.body !== undefined && spec.spread === undefined) lines.push(`wrk.body = ${luaString(spec.body)}`);
+  if (spec.body !== undefined && spec.spread === undefined && spec.bodies === undefined)
+    lines.push(`wrk.body = ${luaString(spec.body)}`);
+  if (spec.bodies !== undefined) {
+    lines.push(
+      `local bodies = { ${spec.bodies.map(luaString).join(', ')} }`,
+      `local turn = 0`,
+      `function request() turn = turn % #bodies + 1 return wrk.format(nil, nil, nil, bodies[turn]) end`,
+    );
+  }
   if (spec.spread !== undefined) {
     const { count, prefix, suffix } = spec.spread;
     lines.push(

@@ -3,6 +3,10 @@
  * reads the request body, parses it as JSON, and answers with the exact bytes the gateway gave
  * for the same request (bench/run.ts captures them first and passes them in).
  *
+ * A key "<path>\n<request body>" answers that exact request body on that path (when the load
+ * rotates over several bodies whose answers differ); only when such keys are given does the
+ * server look the request body up at all.
+ *
  * Usage: PORT=... REFERENCE_RESPONSES=<file: JSON {"<path>": "<response body>"}> \
  *          node --import tsx bench/reference-server.ts
  * Logs "reference listening on <port>" once it accepts connections.
@@ -19,6 +23,11 @@ const answers = new Map<string, Buffer>(
   ]),
 );
 const notFound = Buffer.from('{"success":false}');
+const byBody = [...answers.keys()].some((k) => k.includes('\n'));
+const answerOf = byBody
+  ? (url: string, raw: Buffer[]): Buffer =>
+      answers.get(`${url}\n${Buffer.concat(raw).toString('utf8')}`) ?? answers.get(url) ?? notFound
+  : (url: string): Buffer => answers.get(url) ?? notFound;
 
 const server = http.createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
   const chunks: Buffer[] = [];
@@ -30,7 +39,7 @@ const server = http.createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
     } catch {
       status = 400;
     }
-    const body = answers.get(req.url ?? '') ?? notFound;
+    const body = answerOf(req.url ?? '', chunks);
     if (body === notFound) status = 404;
     res.writeHead(status, {
       'content-type': 'application/json; charset=utf-8',

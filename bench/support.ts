@@ -1,15 +1,19 @@
 /**
- * Process and HTTP helpers for bench/run.ts: every server and every load generator runs in a
- * child process of its own; this process only orchestrates and, for the latency-only
- * scenarios (bursts, misses, start-up), sends requests itself. Loopback only, every wait bounded.
+ * Process, HTTP and record helpers for the cases (bench/cases/*.ts) and bench/run.ts: every
+ * server and every load generator runs in a child process of its own; this process only
+ * orchestrates and, for the latency-only scenarios (bursts, misses, start-up), sends requests
+ * itself. Loopback only, every wait bounded.
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { parseClarityValue, toHex } from '../src/clarity/index.js';
+import { MAINNET_ADDR } from '../test/support/fixtures.js';
 import { freePort } from '../test/support/process.js';
-import type { FakeNodeCommand } from './fake-node-process.js';
+import { CONTRACT, type FakeNodeCommand, RESULT_HEX } from './fake-node-process.js';
 import { generateLoad, type LoadResult, type LoadSpec } from './load.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -388,3 +392,369 @@ export const round = (v: number, digits = 2): number => {
   const f = 10 ** digits;
   return Math.round(v * f) / f;
 };
+
+// --- the record of a case (bench/results/<case>.json), read back by bench/report.ts ---
+
+/** One figure of a case: what BENCHMARKS.md's table shows. */
+export interface Row {
+  readonly figure: string;
+  readonly value: string;
+  readonly reference: string;
+  readonly ratio: string;
+  readonly target: string;
+  /** MET, MISSED, `n/a (…)`, or `—` (reported, no target). */
+  readonly status: string;
+  /** wrk's own CPU, % of one core, in the gateway's runs / the reference's runs (medians); `—` without wrk. */
+  readonly loadCpu?: string;
+}
+
+/** What a case's `run()` returns. */
+export interface CaseOutput {
+  /** The settings the figures depend on (connections, durations, rounds, …). */
+  readonly settings: Record<string, unknown>;
+  /** The figures with their goals and MET / MISSED. */
+  readonly rows: Row[];
+  /** How the figures are taken, Markdown lines (BENCHMARKS.md's "How each figure is taken"). */
+  readonly notes: string[];
+  /** The raw figures. */
+  readonly results: unknown;
+}
+
+/** bench/results/<case>.json. */
+export interface CaseRecord extends CaseOutput {
+  readonly case: string;
+  /** The case's one-line title (its scenario column). */
+  readonly title: string;
+  readonly startedAt: string;
+  readonly elapsedS: number;
+  readonly command: string;
+  readonly gatewayEntry: string;
+  readonly commit: string;
+  readonly machine: Machine;
+  /** MET when every row with a goal is MET, MISSED when one is MISSED, else `—`. */
+  readonly status: string;
+}
+
+export interface BenchCase {
+  readonly title: string;
+  run(): Promise<CaseOutput>;
+}
+
+export const RESULTS_DIR = path.join(ROOT, 'bench/results');
+
+/** `QUICK=1` (or `run.ts --quick`): short runs, for trying the harness out. */
+export const QUICK = process.env.QUICK === '1';
+
+const T0 = performance.now();
+export const log = (msg: string): void => {
+  process.stderr.write(`[bench ${((performance.now() - T0) / 1000).toFixed(1).padStart(6)} s] ${msg}\n`);
+};
+
+/** The gateway file run: `GATEWAY=<file>`, else what `npm start` runs (package.json "main"). */
+export function gatewayEntry(): string {
+  if (process.env.GATEWAY !== undefined) return path.resolve(process.env.GATEWAY);
+  const main = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { main?: string })
+    .main;
+  return path.join(ROOT, main ?? UNBUNDLED);
+}
+/** The tsc output, unbundled. */
+export const UNBUNDLED = 'dist/src/main.js';
+
+export function requireGatewayEntry(): string {
+  const entry = gatewayEntry();
+  if (!fs.existsSync(entry)) throw new Error(`${entry} does not exist: run \`npm run build\` first`);
+  return entry;
+}
+
+let tmpRoot: string | undefined;
+let dirs = 0;
+/** A fresh directory under this run's temporary root (removed by `cleanup()`). */
+export function freshDir(name: string): string {
+  tmpRoot ??= fs.mkdtempSync(path.join(os.tmpdir(), 'clarity-bench-'));
+  const dir = path.join(tmpRoot, `${++dirs}-${name}`);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Ends every child this run started and removes its temporary files. */
+export function cleanup(): void {
+  killChildren();
+  if (tmpRoot !== undefined) fs.rmSync(tmpRoot, { recursive: true, force: true });
+  tmpRoot = undefined;
+}
+
+export function gitCommit(): string {
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT })
+      .toString()
+      .trim();
+    return dirty === '' ? sha : `${sha} (src/ has uncommitted changes)`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export interface Machine {
+  readonly nproc: number;
+  readonly cpu: string;
+  readonly memoryGiB: number;
+  readonly node: string;
+  readonly os: string;
+  readonly loadAverageAtStart: number[];
+}
+
+export function machine(): Machine {
+  const cpuinfo = fs.readFileSync('/proc/cpuinfo', 'utf8');
+  const meminfo = fs.readFileSync('/proc/meminfo', 'utf8');
+  const memKb = Number(/^MemTotal:\s+(\d+)/m.exec(meminfo)?.[1] ?? 0);
+  return {
+    nproc: os.availableParallelism(),
+    cpu: /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? 'unknown',
+    memoryGiB: round(memKb / 1024 / 1024, 1),
+    node: process.version,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    loadAverageAtStart: os.loadavg().map((v) => round(v, 2)),
+  };
+}
+
+/** MET / MISSED over the rows that have a goal. */
+export function overallStatus(rows: readonly Row[]): string {
+  const judged = rows.filter((r) => r.status === 'MET' || r.status === 'MISSED');
+  if (judged.length === 0) return '—';
+  return judged.every((r) => r.status === 'MET') ? 'MET' : 'MISSED';
+}
+
+/** Run one case and write its record to bench/results/<name>.json. */
+export async function runCase(name: string, c: BenchCase): Promise<CaseRecord> {
+  const startedAt = new Date().toISOString();
+  const machineInfo = machine();
+  const t0 = performance.now();
+  log(`case ${name}: ${c.title}`);
+  const out = await c.run();
+  const record: CaseRecord = {
+    case: name,
+    title: c.title,
+    startedAt,
+    elapsedS: round((performance.now() - t0) / 1000, 1),
+    command: `node --import tsx bench/run.ts ${name}`,
+    gatewayEntry: path.relative(ROOT, gatewayEntry()),
+    commit: gitCommit(),
+    machine: machineInfo,
+    status: overallStatus(out.rows),
+    ...out,
+    settings: QUICK ? { ...out.settings, quick: true } : out.settings,
+  };
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `${name}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+  formatWithBiome([path.relative(ROOT, file)]);
+  for (const r of record.rows) {
+    process.stdout.write(
+      `${name.padEnd(20)} ${r.status.padEnd(7)} ${r.figure.slice(0, 60).padEnd(60)} ${r.value.padStart(14)}  ref ${r.reference.padStart(14)}  ${r.ratio.padStart(7)}  ${r.target}\n`,
+    );
+  }
+  log(`case ${name}: ${record.status} in ${record.elapsedS} s, raw figures in ${path.relative(ROOT, file)}`);
+  return record;
+}
+
+/** `node --import tsx bench/cases/<name>.ts`: run that case alone (as bench/run.ts <name> does). */
+export function runStandalone(moduleFile: string, c: BenchCase): void {
+  if (process.argv[1] === undefined || path.resolve(process.argv[1]) !== moduleFile) return;
+  const name = path.basename(moduleFile, '.ts');
+  process.on('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
+  runCase(name, c).then(
+    () => {
+      cleanup();
+      process.exit(0);
+    },
+    (err: unknown) => {
+      process.stderr.write(
+        `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+      cleanup();
+      process.exit(1);
+    },
+  );
+}
+
+// --- formatting of figures ---
+
+export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+export const ms = (n: number, digits = 2): string => `${n.toFixed(digits)} ms`;
+export const x = (n: number, digits = 2): string => `${n.toFixed(digits)}×`;
+export const mark = (ok: boolean): string => (ok ? 'MET' : 'MISSED');
+
+// --- the demo contract of the fake node (bench/fake-node-process.ts) ---
+
+export const RO_PATH = `/contract-calls/read-only/${MAINNET_ADDR}/${CONTRACT}/get-info`;
+export const RO_BODY = '{"functionArgs":[]}';
+export const ENTRY_PATH = `/contract-calls/read-only/${MAINNET_ADDR}/${CONTRACT}/get-entry`;
+export const entryBody = (id: number | bigint): string =>
+  `{"functionArgs":[{"type":"uint","value":"${id}"}]}`;
+export const DECODE_PATH = '/contract-calls/decode-clarity-value';
+export const DECODE_BODY = JSON.stringify({ clarityValue: RESULT_HEX });
+export const ABI_PATH = `/contract-calls/abi/${MAINNET_ADDR}/${CONTRACT}`;
+
+/** Load settings shared by the wrk cases: `-t1 -c64`, 2 s warm-up then 8 s (quick: 1 s then 3 s). */
+export const CONNECTIONS = 64;
+export const WARMUP_S = QUICK ? 1 : 2;
+export const DURATION_S = QUICK ? 3 : 8;
+
+export async function expectOk(url: string, body?: string): Promise<string> {
+  const res = await httpRequest(url, body === undefined ? {} : { body });
+  if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status} ${res.body.slice(0, 300)}`);
+  return res.body;
+}
+
+/** The gateway under test (`gatewayEntry()`), SQLite store, on `upstream`. */
+export const gateway = (
+  upstream: string,
+  dataDir: string,
+  env: Record<string, string> = {},
+  nodeFlags: string[] = [],
+): Promise<Server> => startGateway({ entry: requireGatewayEntry(), upstream, dataDir, env, nodeFlags });
+
+export const load = (url: string, body: string, extra: Partial<LoadSpec> = {}): LoadSpec => ({
+  url,
+  method: 'POST',
+  body,
+  connections: CONNECTIONS,
+  warmupSeconds: WARMUP_S,
+  durationSeconds: DURATION_S,
+  ...extra,
+});
+
+/** A measured run plus what the server spent on it. */
+export interface Measured extends LoadResult {
+  /** Server CPU time (user + system, all threads) per answered request over the measured run, µs. */
+  readonly serverCpuUsPerRequest: number;
+  /** Server CPU over the measured run, % of one core. */
+  readonly serverCpuPct: number;
+}
+
+/**
+ * Load `url` from a load-generator process: a warm-up run first (a process of its own, not
+ * measured), then the measured run, with the server's CPU time read from /proc around it.
+ */
+export async function measure(
+  server: Server,
+  url: string,
+  body: string,
+  extra: Partial<LoadSpec> = {},
+): Promise<Measured> {
+  const spec = load(url, body, extra);
+  const check = (r: LoadResult): LoadResult => {
+    if (r.non2xx > 0 || r.errors > 0) {
+      throw new Error(`${url}: ${r.non2xx} non-2xx answers and ${r.errors} errors under load`);
+    }
+    return r;
+  };
+  if (spec.warmupSeconds > 0) {
+    check(await runLoad({ ...spec, durationSeconds: spec.warmupSeconds, warmupSeconds: 0 }));
+  }
+  const cpu0 = cpuMsOf(server.proc.pid);
+  const result = check(await runLoad({ ...spec, warmupSeconds: 0 }));
+  const cpuMs = cpuMsOf(server.proc.pid) - cpu0;
+  return {
+    ...result,
+    serverCpuUsPerRequest: round((cpuMs * 1000) / Math.max(1, result.ok + result.non2xx), 1),
+    serverCpuPct: Math.round((cpuMs / (result.durationSeconds * 1000)) * 100),
+  };
+}
+
+export interface HitFigures {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly cpuUsPerRequest: number;
+  readonly rounds: Measured[];
+}
+
+/** Each figure is the median of its rounds. */
+export function medianRound(rounds: Measured[]): HitFigures {
+  return {
+    rps: median(rounds.map((r) => r.rps)),
+    p50: median(rounds.map((r) => r.latencyMs.p50)),
+    p99: median(rounds.map((r) => r.latencyMs.p99)),
+    cpuUsPerRequest: median(rounds.map((r) => r.serverCpuUsPerRequest)),
+    rounds,
+  };
+}
+
+/** Median wrk CPU of some measured runs, "%". */
+export const cpuOf = (f: { rounds: readonly { loadGeneratorCpuPct: number }[] } | undefined): string => {
+  if (f === undefined || f.rounds.length === 0) return '—';
+  const v = f.rounds.map((r) => r.loadGeneratorCpuPct).sort((a, b) => a - b);
+  return `${v[v.length >> 1]} %`;
+};
+
+/** A miss (fresh `get-entry` argument) through a gateway, one keep-alive connection: its time in ms. */
+export async function timedMiss(gwUrl: string, id: bigint, agent: http.Agent): Promise<number> {
+  const t = performance.now();
+  const res = await httpRequest(`${gwUrl}${ENTRY_PATH}`, { body: entryBody(id), agent });
+  const ms_ = performance.now() - t;
+  if (res.status !== 200) throw new Error(`miss: HTTP ${res.status} ${res.body.slice(0, 300)}`);
+  return ms_;
+}
+
+/** The same call-read sent straight to a fake node. */
+export async function timedDirect(nodeUrl: string, id: bigint, agent: http.Agent): Promise<number> {
+  const body = JSON.stringify({
+    sender: MAINNET_ADDR,
+    arguments: [toHex(parseClarityValue({ type: 'uint', value: String(id) }))],
+  });
+  const t = performance.now();
+  const res = await httpRequest(`${nodeUrl}/v2/contracts/call-read/${MAINNET_ADDR}/${CONTRACT}/get-entry`, {
+    body,
+    agent,
+  });
+  const ms_ = performance.now() - t;
+  if (res.status !== 200) throw new Error(`direct: HTTP ${res.status} ${res.body.slice(0, 300)}`);
+  return ms_;
+}
+
+/** Rotate who goes first: [a, b, c], [b, c, a], [c, a, b], … */
+export const rotate = <T>(items: readonly T[], i: number): T[] =>
+  items.map((_, k) => items[(k + i) % items.length]!);
+
+/** A figure's rounds, as measured (HitFigures). */
+export interface Rounds {
+  readonly rounds: readonly {
+    rps: number;
+    latencyMs: { p50: number; p99: number };
+    serverCpuUsPerRequest: number;
+  }[];
+}
+export type PickFigure = (round: Rounds['rounds'][number]) => number;
+
+/**
+ * The ratio of a figure to its reference: the median of the per-round ratios, each round's run
+ * against the reference run measured next to it. On a shared machine a disturbed stretch hits
+ * one round of one side; pairing keeps it from skewing the ratio as a ratio of medians would.
+ */
+export function pairedRatio(g: Rounds, r: Rounds, pick: PickFigure, scale = 1): number {
+  const n = Math.min(g.rounds.length, r.rounds.length);
+  const ratios: number[] = [];
+  for (let i = 0; i < n; i++) ratios.push((pick(g.rounds[i]!) * scale) / pick(r.rounds[i]!));
+  return median(ratios);
+}
+
+/** Start a gateway on an upstream list, or say why this gateway has no upstream lists. */
+export async function tryGateway(
+  upstreams: string,
+  dir: string,
+  env: Record<string, string> = {},
+): Promise<Server | { absent: string }> {
+  try {
+    return await gateway(upstreams, dir, env);
+  } catch (err) {
+    // The gateway's own words when it refused to start (the line naming the variable), if any.
+    const lines = (err instanceof Error ? err.message : String(err)).split('\n');
+    const said = lines.find((l) => l.includes('STACKS_API_URL')) ?? lines.find((l) => /\S/.test(l)) ?? '?';
+    return { absent: `a comma-separated STACKS_API_URL_MAINNET is refused: ${said.trim().slice(0, 200)}` };
+  }
+}

@@ -13,11 +13,11 @@
  *    throughput while it is applied against undisturbed.
  *
  *   npm run build && node --import tsx bench/cases/access-and-observer.ts
+ *   (or node --import tsx bench/run.ts access-and-observer; ONLY=access or ONLY=observer for one part)
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import {
   AnchorMode,
@@ -28,7 +28,19 @@ import {
 } from '@stacks/transactions';
 import { type FakeNode, startFakeNode } from '../../test/support/fake-node.js';
 import type { LoadResult, LoadSpec } from '../load.js';
-import { freePort, median, ROOT, runLoad, spawnNode, startReference, waitForHttp } from '../support.js';
+import {
+  type BenchCase,
+  freePort,
+  freshDir,
+  median,
+  ROOT,
+  type Row,
+  runLoad,
+  runStandalone,
+  spawnNode,
+  startReference,
+  waitForHttp,
+} from '../support.js';
 
 const ENTRY = path.join(ROOT, 'dist/clarity-cache.mjs');
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -52,7 +64,6 @@ const ABI = {
   clarity_version: 'Clarity3',
 };
 const KEY = `bench-${randomBytes(16).toString('hex')}`;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'clarity-bench-access-'));
 
 function log(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);
@@ -114,6 +125,7 @@ function summary(r: LoadResult) {
 async function accessCase(node: FakeNode) {
   const path_ = `/contract-calls/read-only/${ADDR}/bench/get-balance`;
   const body = JSON.stringify({ functionArgs: [{ type: 'principal', value: ADDR }] });
+  const tmp = freshDir('access-and-observer');
   const keysFile = path.join(tmp, 'keys.json');
   fs.writeFileSync(keysFile, JSON.stringify([{ name: 'bench', key: KEY, requestsPerMinute: 100_000_000 }]));
   const off = await gateway(node.url, {});
@@ -322,34 +334,143 @@ async function observerCase(node: FakeNode) {
   return results;
 }
 
-async function main(): Promise<void> {
-  if (!fs.existsSync(ENTRY)) throw new Error('run npm run build first');
-  const node = await startFakeNode();
-  node.setAbi(ADDR, 'bench', ABI);
-  node.setReadOnly(ADDR, 'bench', 'get-balance', {
-    okay: true,
-    result: '0x070100000000000000000000000000000064',
-  });
-  const cases = (process.env.ONLY ?? 'access,observer').split(',');
-  const out: Record<string, unknown> = {
-    when: new Date().toISOString(),
-    machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
-  };
-  if (cases.includes('access')) out['access'] = await accessCase(node);
-  if (cases.includes('observer')) out['observer'] = await observerCase(node);
-  await node.close();
-  fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
-  fs.writeFileSync(
-    path.join(ROOT, 'bench/results/access-and-observer.json'),
-    `${JSON.stringify(out, null, 2)}\n`,
-  );
-  console.log(JSON.stringify(out, null, 2));
+type Access = Awaited<ReturnType<typeof accessCase>>;
+type Observer = Awaited<ReturnType<typeof observerCase>>;
+interface ObserverCounts {
+  hits: number;
+  reads: number;
+  upstreamCalls: number;
+}
+interface Block2000 {
+  status: number;
+  payloadBytes: number;
+  answerMs: number;
+  appliedMs: number;
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+const mark = (ok: boolean): string => (ok ? 'MET' : 'MISSED');
+
+function rows(access: Access | undefined, observer: Observer | undefined): Row[] {
+  const out: Row[] = [];
+  if (access !== undefined) {
+    out.push(
+      {
+        figure: 'read-only hit, API keys off',
+        value: `${int(access.keysOffRps)} req/s`,
+        reference: `${int(access.referenceRps)} req/s`,
+        ratio: `${access.keysOffRatio.toFixed(3)}×`,
+        target: '≥ 0.85×',
+        status: mark(access.keysOffRatio >= 0.85),
+      },
+      {
+        figure: 'read-only hit, API keys on (keys file, `API_KEYS_REQUIRED=true`, valid `X-API-Key`)',
+        value: `${int(access.keysOnRps)} req/s`,
+        reference: `${int(access.referenceRps)} req/s`,
+        ratio: `${access.keysOnRatio.toFixed(3)}×`,
+        target: '—',
+        status: '—',
+      },
+      {
+        figure: 'keys on against keys off',
+        value: `${int(access.keysOnRps)} req/s`,
+        reference: `${int(access.keysOffRps)} req/s (keys off)`,
+        ratio: `${access.keysOnVsOff.toFixed(3)}×`,
+        target: '≥ 0.95×',
+        status: mark(access.keysOnVsOff >= 0.95),
+      },
+    );
+  }
+  if (observer !== undefined) {
+    const w = observer['withObserver'] as ObserverCounts | undefined;
+    const p = observer['plainBlockRule'] as ObserverCounts | undefined;
+    const b = observer['block2000'] as Block2000 | undefined;
+    if (w !== undefined && p !== undefined) {
+      const rate = w.hits / w.reads;
+      out.push(
+        {
+          figure: 'hit rate, `maxBlocks: 0`, blocks × contracts, 2 touched per block, with the observer',
+          value: `${w.hits} / ${w.reads} = ${(rate * 100).toFixed(1)} %`,
+          reference: `plain block rule: ${p.hits} / ${p.reads}`,
+          ratio: '—',
+          target: '≥ 95 %',
+          status: mark(rate >= 0.95),
+        },
+        {
+          figure: `upstream calls for those ${int(w.reads)} reads`,
+          value: `${w.upstreamCalls}`,
+          reference: `plain block rule: ${p.upstreamCalls}`,
+          ratio: `${(w.upstreamCalls / p.upstreamCalls).toFixed(3)}×`,
+          target: '—',
+          status: '—',
+        },
+      );
+    }
+    if (b !== undefined) {
+      out.push(
+        {
+          figure: `\`/new_block\` of 2,000 contract calls (${int(b.payloadBytes)} bytes): answered`,
+          value: `${b.answerMs} ms`,
+          reference: '—',
+          ratio: '—',
+          target: '< 50 ms',
+          status: mark(b.status === 200 && b.answerMs < 50),
+        },
+        {
+          figure: 'the same block: applied (tip moved)',
+          value: `${b.appliedMs} ms`,
+          reference: '—',
+          ratio: '—',
+          target: '< 500 ms',
+          status: mark(b.appliedMs < 500),
+        },
+      );
+    }
+  }
+  return out;
+}
+
+async function run() {
+  if (!fs.existsSync(ENTRY)) throw new Error('run npm run build first');
+  const node = await startFakeNode();
+  try {
+    node.setAbi(ADDR, 'bench', ABI);
+    node.setReadOnly(ADDR, 'bench', 'get-balance', {
+      okay: true,
+      result: '0x070100000000000000000000000000000064',
+    });
+    const cases = (process.env.ONLY ?? 'access,observer').split(',');
+    const access = cases.includes('access') ? await accessCase(node) : undefined;
+    const observer = cases.includes('observer') ? await observerCase(node) : undefined;
+    return {
+      settings: {
+        rounds: ROUNDS,
+        seconds: SECONDS,
+        connections: 64,
+        warmupS: 1,
+        contracts: Number(process.env.CONTRACTS ?? 100),
+        blocks: Number(process.env.BLOCKS ?? 200),
+        only: cases,
+      },
+      rows: rows(access, observer),
+      notes: [
+        'Gateway: the production bundle (`dist/clarity-cache.mjs`, `NODE_ENV=production`, `LOG_LEVEL=warn`,',
+        "`CACHE_STORE=memory`); reference: bench/reference-server.ts answering the gateway's bytes. Access: wrk",
+        `\`-t1 -c64\`, 1 s warm-up then ${SECONDS} s, ${ROUNDS} rounds with the order of the three variants rotating,`,
+        'medians. Observer: a simulated chain, each contract read with `maxBlocks: 0` after every block, with the',
+        'observer (proof of currency) against the plain block rule (`CHAIN_TIP_MAX_AGE_MS=0`); then a',
+        '2,000-transaction block: the time to answer `/new_block` and to apply it. See the hand-written section',
+        'at the top for the reading of these figures.',
+      ],
+      results: {
+        ...(access === undefined ? {} : { access }),
+        ...(observer === undefined ? {} : { observer }),
+      },
+    };
+  } finally {
+    await node.close();
+  }
+}
+
+export const accessAndObserver: BenchCase = { title: 'access control and the event observer', run };
+runStandalone(import.meta.filename, accessAndObserver);
