@@ -194,12 +194,6 @@ export class ChainTracker {
     return this.#refreshing.size;
   }
 
-  #withHash(tip: ChainTip | undefined): CurrentBlock | undefined {
-    return tip?.indexBlockHash === undefined
-      ? undefined
-      : { height: tip.height, indexBlockHash: tip.indexBlockHash };
-  }
-
   /** One refresh per network at a time; every caller shares it. */
   #refresh(
     network: Network,

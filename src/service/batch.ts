@@ -16,7 +16,7 @@
 import { okJson } from '../api/envelope.js';
 import { parseTip } from '../chain/block-id.js';
 import { parseContractAddress } from '../clarity/index.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../errors.js';
 import type { Network } from '../network.js';
 import type { RequestContext } from '../upstream/node-api.js';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
@@ -37,7 +37,8 @@ export interface Block {
 
 /** Where "consistent" learns the current tip: one shared GET /v2/info within CHAIN_TIP_MAX_AGE_MS. */
 export interface TipSource {
-  currentBlock(network: Network): Promise<Block>;
+  /** renew: ask /v2/info again (the block pinned to is unknown to the node: a reset, a reorg). */
+  currentBlock(network: Network, opts?: { renew?: boolean }): Promise<Block>;
 }
 
 /** What the HTTP shell provides for each call: the single endpoint's validation and error answers. */
@@ -121,12 +122,31 @@ export class BatchService {
       void Promise.allSettled(items);
       throw err;
     }
-    const results = await Promise.all(items);
+    let results = await Promise.all(items);
+    // The node no longer knows the block /v2/info named (a reset, a reorg): learn the tip once
+    // more and read the affected calls again at the block it names now, even a lower one. If
+    // that block is unknown too, those calls keep their 404.
+    if (network !== undefined && block !== undefined && results.some((r) => r.unknownPin)) {
+      let renewed: Block | undefined;
+      try {
+        renewed = await this.tips.currentBlock(network, { renew: true });
+      } catch {
+        renewed = undefined;
+      }
+      if (renewed !== undefined && renewed.indexBlockHash !== block.indexBlockHash) {
+        const again = new Map<string, Promise<RenderedAnswer>>();
+        const pin = renewed.indexBlockHash;
+        results = await Promise.all(
+          results.map((r, i) => (r.unknownPin ? this.#item(checked[i]!, pin, shell, again) : r)),
+        );
+        block = renewed;
+      }
+    }
     const tip = consistent ? `,"tip":${block === undefined ? 'null' : JSON.stringify(block)}` : '';
     return {
       status: 200,
       headers: { 'content-type': JSON_CONTENT_TYPE },
-      body: okJson(`{"results":[${results.join(',')}]${tip}}`),
+      body: okJson(`{"results":[${results.map((r) => r.text).join(',')}]${tip}}`),
     };
   }
 
@@ -136,8 +156,9 @@ export class BatchService {
     pin: string | undefined,
     shell: CallShell,
     shared: Map<string, Promise<RenderedAnswer>>,
-  ): Promise<string> {
+  ): Promise<{ text: string; unknownPin: boolean }> {
     let answer: RenderedAnswer;
+    let unknownPin = false;
     try {
       if ('error' in checked) throw checked.error;
       const req = pin === undefined ? checked.req : { ...checked.req, tip: pin };
@@ -151,9 +172,10 @@ export class BatchService {
       }
       answer = await pending;
     } catch (err) {
+      unknownPin = pin !== undefined && isUnknownBlock(err, pin);
       answer = shell.fail(err);
     }
-    return withMeta(answer);
+    return { text: withMeta(answer), unknownPin };
   }
 }
 
@@ -212,6 +234,16 @@ function batchTip(tip: unknown): string | undefined {
       { cause: err },
     );
   }
+}
+
+/** The node's answer that it does not know block `pin` (UPSTREAM_API_ERROR 404 naming the tip). */
+function isUnknownBlock(err: unknown, pin: string): boolean {
+  return (
+    isGatewayError(err) &&
+    err.code === 'UPSTREAM_API_ERROR' &&
+    err.status === 404 &&
+    err.details?.['tip'] === pin
+  );
 }
 
 function hasOwnTip(req: ReadOnlyRequest): boolean {
