@@ -73,8 +73,12 @@ export interface Gateway {
   readonly metrics: Metrics;
   /** The upstreams and their state (undefined when a node API was injected). */
   readonly upstreams: UpstreamPool | undefined;
-  /** One start-up GET /v2/info of an upstream (main.ts): why it failed, or undefined. */
-  readonly startupCheck?: ((upstream: Upstream) => Promise<string | undefined>) | undefined;
+  /**
+   * The start-up round (main.ts): one GET /v2/info of each upstream, which names each
+   * network's chain and its first tip (the median of the first three answers). The upstreams
+   * that did not answer, with why. Absent when a node API was injected.
+   */
+  readonly startupRound?: (() => Promise<Array<{ upstream: Upstream; failure: string }>>) | undefined;
   /** What the gateway knows of each network's tip (and currentBlock() for pinning a batch). */
   readonly chain: ChainTracker;
   /** The exact-repeat fast lane in front of the router (src/http/fast-lane.ts). */
@@ -242,9 +246,11 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
   const node = new ObservedNode(rawNode, chain);
   // Tips another instance's event observer learned move this instance's tip at once.
-  scaleOut?.observedTips.onTip((tip) =>
-    chain!.tips.learn(tip.network, { height: tip.height, indexBlockHash: tip.indexBlockHash }),
-  );
+  // Never the first tip of this process, which comes from its own /v2/info round.
+  scaleOut?.observedTips.onTip((tip) => {
+    if (chain!.known(tip.network) === undefined) return;
+    chain!.tips.learn(tip.network, { height: tip.height, indexBlockHash: tip.indexBlockHash });
+  });
 
   const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes, config.cacheNegativeTtlS * 1000);
   const readOnly = new ReadOnlyService(cache, abis, node, {
@@ -387,8 +393,22 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     })();
     return closing;
   };
-  const startupCheck =
-    rawNode instanceof StacksNodeClient ? (u: Upstream) => rawNode.startupCheck(u) : undefined;
+  const startupRound =
+    rawNode instanceof StacksNodeClient && upstreamPool !== undefined
+      ? async () => {
+          const failures: Array<{ upstream: Upstream; failure: string }> = [];
+          for (const network of NETWORKS) {
+            const ups = upstreamPool.upstreams(network);
+            const results = await Promise.all(ups.map((u) => rawNode.startupCheck(u)));
+            const infos = results.flatMap((r) => (r !== undefined && 'info' in r ? [r.info] : []));
+            chain!.believeFirst(network, infos);
+            results.forEach((r, i) => {
+              if (r !== undefined && 'failure' in r) failures.push({ upstream: ups[i]!, failure: r.failure });
+            });
+          }
+          return failures;
+        }
+      : undefined;
   return {
     app,
     config,
@@ -396,7 +416,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     cache,
     metrics,
     upstreams: upstreamPool,
-    startupCheck,
+    startupRound,
     chain,
     lane,
     observer,

@@ -92,21 +92,17 @@ function startupChecks(
     log.warn(
       'latest-state entries are kept indefinitely: without CACHE_MAX_BLOCKS (or a ttl or maxBlocks per request) a cached read is answered however far the chain has moved since; set CACHE_MAX_BLOCKS to bound it',
     );
-  const check = gateway.startupCheck;
-  const upstreams = gateway.upstreams;
-  if (check === undefined || upstreams === undefined) return;
-  for (const upstream of upstreams.upstreams()) {
-    void check(upstream).then(
-      (failure) => {
-        if (failure !== undefined)
-          log.warn(
-            { upstream: upstream.id, url: publicUrl(upstream.label) },
-            `upstream ${upstream.id} (${publicUrl(upstream.label)}) did not answer GET /v2/info at start-up: ${redact(failure)}`,
-          );
-      },
-      () => {},
-    );
-  }
+  // One GET /v2/info of each upstream: the chain each network serves and its first tip.
+  void gateway.startupRound?.().then(
+    (failures) => {
+      for (const { upstream, failure } of failures)
+        log.warn(
+          { upstream: upstream.id, url: publicUrl(upstream.label) },
+          `upstream ${upstream.id} (${publicUrl(upstream.label)}) did not answer GET /v2/info at start-up: ${redact(failure)}`,
+        );
+    },
+    () => {},
+  );
 }
 
 main().catch((err: unknown) => {

@@ -19,7 +19,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
-import type { NodeApi } from '../upstream/node-api.js';
+import type { NodeApi, UpstreamNodeInfo } from '../upstream/node-api.js';
 import { indexBlockHash } from './block-id.js';
 import type { SharedTips } from './shared-tips.js';
 import { type ChainTip, ChainTips } from './tips.js';
@@ -43,7 +43,7 @@ export interface TipSnapshot {
 
 export interface ChainTrackerOptions {
   /** Where /v2/info goes: the raw node client (its answers are learned here, not observed twice). */
-  readonly node: Pick<NodeApi, 'getInfo'>;
+  readonly node: Pick<NodeApi, 'getInfo' | 'infoRound'>;
   /** CHAIN_TIP_MAX_AGE_MS. */
   readonly maxAgeMs: number;
   /** CHAIN_TIP_MAX_ADVANCE: how far above the believed tip a report may be (default 30). */
@@ -62,12 +62,26 @@ export interface ChainTrackerOptions {
 /** Fraction of CHAIN_TIP_MAX_AGE_MS after which a request refreshes the tip in the background. */
 const REFRESH_AHEAD = 0.8;
 
+/** How many upstreams the first tip's /v2/info round asks (their median is believed). */
+const FIRST_TIP_UPSTREAMS = 3;
+
+/** The /v2/info whose height is the median of those with a possible height (lower middle for two). */
+function medianInfo(infos: readonly UpstreamNodeInfo[]): UpstreamNodeInfo | undefined {
+  const sorted = infos
+    .filter(
+      (i) =>
+        Number.isInteger(i.stacks_tip_height) && i.stacks_tip_height >= 0 && i.stacks_tip_height < 2 ** 31,
+    )
+    .sort((a, b) => a.stacks_tip_height - b.stacks_tip_height);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
 /** Index block hashes remembered with their heights, for the height of a pinned read. */
 const KNOWN_BLOCKS_LIMIT = 1024;
 
 export class ChainTracker {
   readonly tips: ChainTips;
-  readonly #node: Pick<NodeApi, 'getInfo'>;
+  readonly #node: Pick<NodeApi, 'getInfo' | 'infoRound'>;
   readonly #maxAgeMs: number;
   readonly #shared: SharedTips | undefined;
   readonly #now: () => number;
@@ -96,6 +110,10 @@ export class ChainTracker {
   observe(network: Network, height: number | undefined): void {
     if (height === undefined) return;
     const known = this.tips.current(network);
+    // The first tip believed comes from /v2/info (several upstreams' median), never from a
+    // header: a header alone could be one hostile upstream's. The round starts when a request
+    // first needs the tip (height()), not here: headers alone never spend a budget token.
+    if (known === undefined) return;
     if (!this.tips.learn(network, { height })) return;
     if (this.#shared !== undefined && (known === undefined || height > known.height)) {
       this.#shared.publish(network, this.tips.current(network)!);
@@ -216,7 +234,13 @@ export class ChainTracker {
   async #run(network: Network, needHash: boolean, force: boolean): Promise<ChainTip | undefined> {
     const startedAt = this.#now();
     try {
-      if (this.#shared !== undefined) {
+      if (this.tips.current(network) === undefined && this.#node.infoRound !== undefined) {
+        // The first tip: this process's own round, never another instance's word through Redis.
+        const first = await this.#firstTip(network);
+        this.#learnInfo(network, first);
+        this.#shared?.publish(network, first);
+        this.#onRefresh?.(network, 'ok');
+      } else if (this.#shared !== undefined) {
         // A forced refresh takes nothing older than itself from the other instances.
         const since = force ? startedAt : startedAt - this.#maxAgeMs;
         const shared = await this.#shared.refresh(network, since, needHash, () => this.#fetchInfo(network));
@@ -233,17 +257,58 @@ export class ChainTracker {
     }
   }
 
-  /** GET /v2/info, one attempt, as the tip it describes. */
+  /**
+   * The first tip: /v2/info of up to three upstreams at once, and their median (the lower
+   * middle for two). A report far above it is the implausible one, and is not learned.
+   */
+  async #firstTip(network: Network): Promise<ChainTip> {
+    const median = medianInfo(await this.#node.infoRound!(network, FIRST_TIP_UPSTREAMS));
+    if (median === undefined) {
+      // Every upstream asked failed (each had its one attempt): the tip stays unknown for now.
+      throw new GatewayError(
+        'UPSTREAM_API_ERROR',
+        `no ${network} upstream answered GET /v2/info with a chain tip`,
+        { retryable: true },
+        { status: 502 },
+      );
+    }
+    return this.#tipOfInfo(network, median);
+  }
+
+  /**
+   * The start-up round's answers (one /v2/info of each upstream, in preference order): the
+   * first tip is the median of the first three, unless a tip is already believed.
+   */
+  believeFirst(network: Network, infos: readonly UpstreamNodeInfo[]): void {
+    if (this.tips.current(network) !== undefined) return;
+    const median = medianInfo(infos.slice(0, FIRST_TIP_UPSTREAMS));
+    if (median === undefined) return;
+    const tip = this.#tipOfInfo(network, median);
+    this.#learnInfo(network, tip);
+    this.#shared?.publish(network, tip);
+  }
+
+  /** GET /v2/info as the tip it describes: one attempt, and one more on another upstream if it fails. */
   async #fetchInfo(network: Network): Promise<ChainTip> {
-    const { info, tipHeight } = await this.#node.getInfo(network, { maxAttempts: 1 });
+    const { info, tipHeight } = await this.#node.getInfo(network, { maxAttempts: 2, elsewhereOnly: true });
+    const tip = this.#tipOfInfo(network, info);
+    // The header may already be past the body's tip: that height is learned too, without hash.
+    if (
+      tipHeight !== undefined &&
+      tipHeight > info.stacks_tip_height &&
+      this.tips.current(network) !== undefined
+    )
+      this.tips.learn(network, { height: tipHeight });
+    return tip;
+  }
+
+  /** The tip a /v2/info body describes; its block is remembered for pinned reads. */
+  #tipOfInfo(network: Network, info: UpstreamNodeInfo): ChainTip {
     const hash = indexBlockHash(info.stacks_tip, info.stacks_tip_consensus_hash);
     if (hash !== undefined) {
       this.#rememberBlock(hash, info.stacks_tip_height);
       this.#describe(network, { height: info.stacks_tip_height, indexBlockHash: hash });
     }
-    // The header may already be past the body's tip: that height is learned too, without hash.
-    if (tipHeight !== undefined && tipHeight > info.stacks_tip_height)
-      this.tips.learn(network, { height: tipHeight });
     return { height: info.stacks_tip_height, indexBlockHash: hash, learnedAt: this.#now() };
   }
 

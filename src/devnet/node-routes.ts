@@ -8,6 +8,7 @@
  *   GET  /v2/data_var/{address}/{contract}/{var}[?proof=]     → {data, proof?}
  *   POST /v2/map_entry/{address}/{contract}/{map}[?proof=]    "0x<key>" → {data, proof?}
  *   GET  /v2/constant_val/{address}/{contract}/{name}         → {data}
+ *   GET  /v2/traits/{address}/{contract}/{trait address}/{trait contract}/{trait} → {is_implemented}
  *   GET  /v2/accounts/{principal}[?proof=]                    → {balance, locked, unlock_height, nonce, ...}
  *   GET  /v2/pox, GET /v3/tenures/info, GET /v2/fees/transfer, POST /v2/fees/transaction
  *   POST /v2/transactions                                     → "<txid>"
@@ -42,6 +43,7 @@ const DATA_VAR_PATH = new RegExp(`^/v2/data_var/${CONTRACT}/(${SEGMENT})$`);
 const MAP_ENTRY_PATH = new RegExp(`^/v2/map_entry/${CONTRACT}/(${SEGMENT})$`);
 const CONSTANT_PATH = new RegExp(`^/v2/constant_val/${CONTRACT}/(${SEGMENT})$`);
 const ACCOUNT_PATH = new RegExp(`^/v2/accounts/(${SEGMENT})$`);
+const TRAIT_PATH = new RegExp(`^/v2/traits/${CONTRACT}/(${ADDRESS})/(${CONTRACT_NAME})/(${SEGMENT})$`);
 
 /** The devnet's fee rates (uSTX per byte) for a low, middle and high estimate. */
 const FEE_RATES = [1, 2, 3] as const;
@@ -92,6 +94,21 @@ export async function nodeRoute(
     const data = await chain.constantValue(`${constant[1]}.${constant[2]}`, clarityName(constant[3]!));
     if (data === undefined) return text(404, 'Constant not found');
     return json(200, { data });
+  }
+  const trait = TRAIT_PATH.exec(path);
+  if (method === 'GET' && trait) {
+    atTip(chain, query);
+    const contract = chain.contractSource(`${trait[1]}.${trait[2]}`);
+    const definer = chain.contractSource(`${trait[3]}.${trait[4]}`);
+    const name = clarityName(trait[5]!);
+    if (!contract || !definer) return text(404, 'No contract analysis found or trait definition not found');
+    if (!new RegExp(`\\(define-trait\\s+${escape(name)}\\b`).test(definer.source))
+      return text(404, 'No contract analysis found or trait definition not found');
+    // What the contract declares with impl-trait: the trait by its full or its deployer-relative name.
+    const full = `'${trait[3]}.${trait[4]}.${name}`;
+    const relative = trait[1] === trait[3] ? `.${trait[4]}.${name}` : undefined;
+    const declared = [...contract.source.matchAll(/\(impl-trait\s+([^\s)]+)\s*\)/g)].map((m) => m[1]);
+    return json(200, { is_implemented: declared.some((d) => d === full || d === relative) });
   }
   const account = ACCOUNT_PATH.exec(path);
   if (method === 'GET' && account) {
@@ -194,4 +211,9 @@ function totalLiquidUstx(): bigint {
 /** A u128 as a node's /v2/accounts writes it: 0x and 32 hex digits. */
 function u128Hex(value: bigint): string {
   return `0x${value.toString(16).padStart(32, '0')}`;
+}
+
+/** A Clarity name as a literal inside a regular expression. */
+function escape(name: string): string {
+  return name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -43,7 +43,10 @@ import { nodeRoute } from './node-routes.js';
 
 const MAX_BLOCKS_PER_MINE = 10_000;
 const INTERFACE_PATH = new RegExp(`^/v2/contracts/interface/(${ADDRESS})/(${CONTRACT_NAME})$`);
-const CALL_READ_PATH = new RegExp(`^/v2/contracts/call-read/(${ADDRESS})/(${CONTRACT_NAME})/(${SEGMENT})$`);
+// The node's fast read-only call (/v3/contracts/fast-call-read) runs the same evaluation here.
+const CALL_READ_PATH = new RegExp(
+  `^/v(?:2/contracts/call-read|3/contracts/fast-call-read)/(${ADDRESS})/(${CONTRACT_NAME})/(${SEGMENT})$`,
+);
 const BLOCK_PATH = /^\/devnet\/blocks\/(\d{1,10})$/;
 
 const MAX_OUTAGE_S = 600;
@@ -124,7 +127,7 @@ export class DevnetServer {
     const url = new URL(req.url ?? '/', 'http://devnet.invalid');
     const method = req.method ?? 'GET';
     const path = url.pathname;
-    const isRpc = path.startsWith('/v2/');
+    const isRpc = path.startsWith('/v2/') || path.startsWith('/v3/');
     let answer: HttpAnswer;
     try {
       answer = await this.route(method, path, url.searchParams, req, res);

@@ -101,6 +101,8 @@ export interface RunOptions {
    * which must never reach the network twice once its body went out).
    */
   readonly once?: boolean | undefined;
+  /** Retry only on another upstream (never the same one again). */
+  readonly elsewhereOnly?: boolean | undefined;
 }
 
 /** A successful call: the endpoint's value, the upstream that gave it and the tip it reported. */
@@ -204,6 +206,7 @@ export class Attempts {
       for (const u of round.failed) failed.add(u);
       const elsewhere = this.#pool.hasAlternative(target.network, { avoid: failed, latest });
       if (options.once) throw verdict.error(attempt + 1);
+      if (options.elsewhereOnly === true && !elsewhere) throw verdict.error(attempt + 1);
       if (verdict.elsewhereOnly === true && !elsewhere) throw verdict.error(attempt + 1);
       if (attempt >= retries) throw verdict.error(attempt + 1);
 

@@ -81,6 +81,8 @@ export interface CallOptions {
    * than queueing while a stale entry is at hand.
    */
   readonly budgetWaitMs?: number;
+  /** Retry only on another upstream, never the same one again (a tip refresh). */
+  readonly elsewhereOnly?: boolean;
 }
 
 export interface ReadOnlyCallOptions extends CallOptions {
@@ -153,4 +155,9 @@ export interface NodeApi {
   ): Promise<ContractInterfaceAnswer>;
   /** GET /v2/info: the node's view of the chain tip. */
   getInfo(network: Network, opts?: CallOptions, ctx?: RequestContext): Promise<NodeInfoAnswer>;
+  /**
+   * GET /v2/info of up to `most` distinct upstreams of network at once (one attempt each, one
+   * budget token each): the first tip a process believes is their median. The answers that came.
+   */
+  infoRound?(network: Network, most: number): Promise<UpstreamNodeInfo[]>;
 }

@@ -307,12 +307,36 @@ export class StacksNodeClient implements NodeApi {
       undefined,
       (res) => checkInfo(target, res.body, res.status),
       undefined,
-      { context: ctx, maxAttempts: opts.maxAttempts },
+      { context: ctx, maxAttempts: opts.maxAttempts, elsewhereOnly: opts.elsewhereOnly },
     );
     // The body's tip is the node's own view; it counts as a report for the upstream's lag.
     answer.upstream.stats.observeTip(answer.value.stacks_tip_height);
     this.#onInfo?.(network, answer.value);
     return withMeta({ info: answer.value }, answer);
+  }
+
+  async infoRound(network: Network, most: number): Promise<UpstreamNodeInfo[]> {
+    const chosen = this.pool.upstreams(network).slice(0, Math.max(1, most));
+    const answers = await Promise.all(
+      chosen.map(async (upstream) => {
+        if (this.#transport.closed) return undefined;
+        try {
+          // A token within the budget's queue limit, like any request of the upstream.
+          await upstream.budget.take();
+        } catch {
+          return undefined;
+        }
+        const target: Target = { network, kind: 'info', method: 'GET', path: '/v2/info' };
+        const verdict = await this.#attempts.once(upstream, target, (res) =>
+          checkInfo(target, res.body, res.status),
+        );
+        if (verdict.type !== 'ok') return undefined;
+        upstream.stats.observeTip(verdict.value.stacks_tip_height);
+        this.#onInfo?.(network, verdict.value);
+        return verdict.value;
+      }),
+    );
+    return answers.filter((a): a is UpstreamNodeInfo => a !== undefined);
   }
 
   /**
@@ -339,9 +363,12 @@ export class StacksNodeClient implements NodeApi {
   /**
    * The start-up check of one upstream: one GET /v2/info with one budget token taken now (never
    * waited for: the check must not delay anything, nor take a token a request is waiting
-   * for), no retry. Undefined when it answered; otherwise why not, in words without secrets.
+   * for), no retry. Its answer (which names the chain and its tip), or why not, in words
+   * without secrets; undefined when it was not asked (no token now, or shutting down).
    */
-  async startupCheck(upstream: Upstream): Promise<string | undefined> {
+  async startupCheck(
+    upstream: Upstream,
+  ): Promise<{ info: UpstreamNodeInfo } | { failure: string } | undefined> {
     if (this.#transport.closed) return undefined;
     try {
       await upstream.budget.take(0);
@@ -355,9 +382,9 @@ export class StacksNodeClient implements NodeApi {
     if (verdict.type === 'ok') {
       upstream.stats.observeTip(verdict.value.stacks_tip_height);
       this.#onInfo?.(upstream.network, verdict.value);
-      return undefined;
+      return { info: verdict.value };
     }
-    return (verdict.type === 'final' ? verdict.error : verdict.error(1)).message;
+    return { failure: (verdict.type === 'final' ? verdict.error : verdict.error(1)).message };
   }
 
   /**

@@ -62,6 +62,8 @@ describe('every node route answers what the node answers', () => {
       [`/v2/contracts/source/${D}/nobody`],
       [`/v2/contracts/interface/${D}/demo-token`],
       [`/v2/constant_val/${D}/demo-dao/created-at`],
+      [`/v2/traits/${D}/demo-token/${D}/sip-010-trait-ft-standard/sip-010-trait`],
+      [`/v2/traits/${D}/demo-dao/${D}/sip-010-trait-ft-standard/sip-010-trait`],
       [`/v2/data_var/${D}/demo-dao/proposal-count`],
       [`/v2/data_var/${D}/demo-dao/no-such-var`],
       [`/v2/map_entry/${D}/demo-dao/members`, { body: JSON.stringify(cvToHex(Cl.principal(W1))) }],
@@ -80,6 +82,15 @@ describe('every node route answers what the node answers', () => {
       expect(gatewayText, path).toBe(nodeText);
       expect(gateway.headers.get('content-type'), path).toBe(node.headers.get('content-type'));
     }
+  });
+
+  it('says which contracts implement a trait, as the node does', async () => {
+    const yes = await fetch(
+      `${gw.url}/v2/traits/${D}/demo-token/${D}/sip-010-trait-ft-standard/sip-010-trait`,
+    );
+    expect(await yes.json()).toEqual({ is_implemented: true });
+    const no = await fetch(`${gw.url}/v2/traits/${D}/demo-dao/${D}/sip-010-trait-ft-standard/sip-010-trait`);
+    expect(await no.json()).toEqual({ is_implemented: false });
   });
 
   it('answers /v2/info from the node, with the identity of its chain', async () => {

@@ -612,7 +612,8 @@ describe('an upstream that reports a tip height nobody could reach', () => {
     const hostile = await node(100);
     const honest = await node(100);
     const gw = await gateway(listEnv([hostile, honest], { CHAIN_TIP_MAX_ADVANCE: '30' }));
-    // The gateway believes tip 100 (both agree at first).
+    // Start-up (main.ts): one /v2/info of each upstream; the gateway believes tip 100 (both agree at first).
+    expect(await gw.gateway.startupRound?.()).toEqual([]);
     expect((await read(gw, 1)).status).toBe(200);
     hostile.setTipHeight(9_007_199_254_740_991);
     const answers: JsonResponse[] = [];
@@ -630,6 +631,7 @@ describe('an upstream that reports a tip height nobody could reach', () => {
   it('refuses a height far above the believed tip, but follows a node that moves a few blocks', async () => {
     const n = await node(100);
     const gw = await gateway(listEnv([n], { CHAIN_TIP_MAX_ADVANCE: '30' }));
+    await gw.gateway.startupRound?.();
     expect((await read(gw, 1)).status).toBe(200);
     n.setTipHeight(105);
     expect((await read(gw, 2)).headers.get('x-canonical-stacks-tip-height')).toBe('105');

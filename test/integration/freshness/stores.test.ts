@@ -85,14 +85,18 @@ describe.skipIf(redis === undefined)('two instances on one Redis', () => {
     const env = { ...storeEnv('redis', redisUrl), CACHE_MAX_BLOCKS: '0' };
     const a = await gateway(env);
     const b = await gateway(env);
-    // A learns the tip (the answer's header) and stores the entry.
+    // Each believes its first tip from its own start-up /v2/info, never from Redis.
+    await a.gateway.startupRound?.();
+    await b.gateway.startupRound?.();
+    // One per network of each (both networks' upstream is this stand-in).
+    expect(node.count('info')).toBe(4);
+    // A stores the entry and shares its tip knowledge in the background.
     expect((await read(a)).body.data).toBe('100');
-    // A shares what it learned in the background: wait until it is in Redis.
     const admin = new Redis(redisUrl);
     await expect.poll(() => admin.exists('cc:k:chain:tip:mainnet')).toBe(1);
     admin.disconnect();
     node.resetStats();
-    // B has learned nothing itself: it takes A's knowledge from Redis, not from /v2/info.
+    // B answers A's entry from Redis without asking the node anything.
     const fromB = await read(b);
     expect(fromB.headers.get('cache-status')).toBe('clarity-cache; hit');
     expect(node.total).toBe(0);
@@ -110,6 +114,9 @@ describe.skipIf(redis === undefined)('two instances on one Redis', () => {
     const env = storeEnv('redis', redisUrl);
     const a = await gateway(env);
     const b = await gateway(env);
+    // As each process starts: its own first tip from /v2/info.
+    await a.gateway.startupRound?.();
+    await b.gateway.startupRound?.();
     expect((await read(a)).body.data).toBe('100');
     expect((await read(b)).headers.get('cache-status')).toBe('clarity-cache; hit');
     node.mine(1);

@@ -63,29 +63,30 @@ function setup(maxAgeMs = 1_000) {
 }
 
 describe('ChainTracker', () => {
-  it('shares one /v2/info among concurrent requests and asks it for one attempt', async () => {
+  it('shares one /v2/info among concurrent requests and asks it for one attempt, one more elsewhere', async () => {
     const t = setup();
     t.hold();
     const heights = Array.from({ length: 50 }, () => t.tracker.height('mainnet'));
     expect(t.calls).toHaveLength(1);
     t.release();
     expect(await Promise.all(heights)).toEqual(Array(50).fill(50));
-    expect(t.calls).toEqual([{ maxAttempts: 1 }]);
+    expect(t.calls).toEqual([{ maxAttempts: 2, elsewhereOnly: true }]);
     expect(t.refreshes).toEqual(['ok']);
   });
 
   it('answers from memory within the max age, refreshing ahead late in it', async () => {
     const t = setup(1_000);
+    await t.tracker.height('mainnet');
     t.tracker.observe('mainnet', 60);
     expect(t.tracker.height('mainnet')).toBe(60);
-    expect(t.calls).toHaveLength(0);
+    expect(t.calls).toHaveLength(1);
     t.advance(800);
     expect(t.tracker.height('mainnet')).toBe(60);
-    expect(t.calls).toHaveLength(0);
+    expect(t.calls).toHaveLength(1);
     t.advance(1);
     // Still answered from memory, at once; the refresh runs behind.
     expect(t.tracker.height('mainnet')).toBe(60);
-    expect(t.calls).toHaveLength(1);
+    expect(t.calls).toHaveLength(2);
     await expect.poll(() => t.tracker.refreshing).toBe(0);
     // The node said 50 (a lagging answer): knowledge never goes back.
     expect(t.tracker.known('mainnet')?.height).toBe(60);
@@ -93,19 +94,51 @@ describe('ChainTracker', () => {
 
   it('waits for a refresh past the max age, and gives undefined when it fails', async () => {
     const t = setup(1_000);
+    await t.tracker.height('mainnet');
     t.tracker.observe('mainnet', 60);
     t.advance(1_001);
     t.fail(true);
     await expect(t.tracker.height('mainnet')).resolves.toBeUndefined();
-    expect(t.refreshes).toEqual(['failed']);
+    expect(t.refreshes).toEqual(['ok', 'failed']);
     t.fail(false);
     t.setHeight(70);
     await expect(t.tracker.height('mainnet')).resolves.toBe(70);
   });
 
-  it('dates heights by when they were first learned', () => {
+  it('believes no header before its first /v2/info, whose tip is the median of up to three upstreams', async () => {
+    const asked: number[] = [];
+    const tracker = new ChainTracker({
+      node: {
+        getInfo: () => Promise.reject(new Error('the first tip takes a round')),
+        async infoRound(_network, most) {
+          asked.push(most);
+          // One upstream claims a height nobody could reach; the other two are honest.
+          return [100, 9_000_000, 102].map((h) => {
+            const id = blockIdentity(h, h + 800_000);
+            return {
+              stacks_tip_height: h,
+              stacks_tip: id.blockHash,
+              stacks_tip_consensus_hash: id.consensusHash,
+            };
+          });
+        },
+      },
+      maxAgeMs: 1_000,
+    });
+    tracker.observe('mainnet', 9_000_000);
+    expect(tracker.known('mainnet')).toBeUndefined();
+    expect(await tracker.height('mainnet')).toBe(102);
+    expect(asked).toEqual([3]);
+    // From then on, a header is believed within CHAIN_TIP_MAX_ADVANCE; one far above is not.
+    tracker.observe('mainnet', 104);
+    tracker.observe('mainnet', 9_000_000);
+    expect(tracker.known('mainnet')?.height).toBe(104);
+  });
+
+  it('dates heights by when they were first learned', async () => {
     const t = setup();
-    t.tracker.observe('mainnet', 10);
+    t.setHeight(10);
+    await t.tracker.height('mainnet');
     const at10 = 1_000_000;
     t.advance(500);
     t.tracker.observe('mainnet', 13);
