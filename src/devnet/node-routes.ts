@@ -102,7 +102,7 @@ export async function nodeRoute(
     const definer = chain.contractSource(`${trait[3]}.${trait[4]}`);
     const name = clarityName(trait[5]!);
     if (!contract || !definer) return text(404, 'No contract analysis found or trait definition not found');
-    if (!new RegExp(`\\(define-trait\\s+${escape(name)}\\b`).test(definer.source))
+    if (!new RegExp(`\\(define-trait\\s+${literal(name)}\\b`).test(definer.source))
       return text(404, 'No contract analysis found or trait definition not found');
     // What the contract declares with impl-trait: the trait by its full or its deployer-relative name.
     const full = `'${trait[3]}.${trait[4]}.${name}`;
@@ -214,6 +214,6 @@ function u128Hex(value: bigint): string {
 }
 
 /** A Clarity name as a literal inside a regular expression. */
-function escape(name: string): string {
+function literal(name: string): string {
   return name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
