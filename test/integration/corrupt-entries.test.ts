@@ -1,19 +1,23 @@
 /**
- * A damaged stored entry (here: a SQLite row whose value is not one valid Clarity value, on a
- * real file) is a miss: removed, fetched again, counted in clarity_cache_store_corrupt_total,
+ * A damaged stored entry (a SQLite row whose value is not one valid Clarity value, on a real
+ * file; foreign bytes under a key of a real redis-server) is a miss: removed, fetched again, counted in clarity_cache_store_corrupt_total,
  * never answered, never blamed on the client.
  */
 import path from 'node:path';
 import { Cl } from '@stacks/transactions';
 import Database from 'better-sqlite3';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
 import { request, startGateway, testEnv } from '../support/gateway.js';
 import { metricValue, parseMetrics } from '../support/prom.js';
+import { startRedis } from '../support/redis-server.js';
 import { tmpDir } from '../unit/cache/tmp-dir.js';
 
 let node: FakeNode;
+/** Another sender than the SQLite case's, so that the two never share an entry. */
+const OTHER = 'SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7';
 beforeAll(async () => {
   node = await startFakeNode();
   node.setAbi(MAINNET_ADDR, 'demo', SAMPLE_ABI);
@@ -59,6 +63,44 @@ describe('a damaged SQLite row', () => {
       }
     } finally {
       remove();
+    }
+  });
+});
+
+const redis = await startRedis();
+
+describe.skipIf(redis === undefined)('foreign bytes in Redis', () => {
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('are a miss: removed, fetched again and counted, never a 400, with a second instance on the same Redis', async () => {
+    const env = testEnv(node.url, { CACHE_STORE: 'redis', REDIS_URL: `${redis!.url}/3` });
+    const url = (base: string) => `${base}/contract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`;
+    const body = { functionArgs: [{ type: 'principal', value: OTHER }] };
+    const a = await startGateway(env);
+    const b = await startGateway(env);
+    const admin = new Redis(`${redis!.url}/3`);
+    try {
+      expect((await request(url(a.url), { body })).body.data).toBe('77');
+      const keys = (await admin.keys('cc:k:ro:*')).filter((k) => k.includes('get-balance'));
+      expect(keys.length).toBeGreaterThan(0);
+      for (const key of keys) await admin.set(key, '\u0000\u00ffnot an entry');
+
+      const calls = node.count('call-read');
+      const res = await request(url(b.url), { body });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toBe('77');
+      expect(res.headers.get('cache-status')).not.toContain('hit');
+      expect(node.count('call-read')).toBe(calls + 1);
+      // Replaced whole: both instances answer it as a hit now.
+      expect((await request(url(a.url), { body })).headers.get('cache-status')).toContain('hit');
+      const metrics = parseMetrics(await (await fetch(`${b.url}/metrics`)).text());
+      expect(metricValue(metrics, 'clarity_cache_store_corrupt_total')).toBe(1);
+    } finally {
+      admin.disconnect();
+      await a.close();
+      await b.close();
     }
   });
 });
