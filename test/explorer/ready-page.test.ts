@@ -19,6 +19,8 @@ beforeAll(async () => {
   node.setAbi(MAINNET_ADDR, 'demo', SAMPLE_ABI);
   node.setReadOnly(MAINNET_ADDR, 'demo', 'get-balance', { okay: true, result: hex(Cl.ok(Cl.uint(5))) });
   gw = await startGateway(testEnv(node.url));
+  // As main.ts starts: one /v2/info of each upstream, which gives the first tip.
+  await gw.gateway.startupRound?.();
   browser = await launchBrowser();
 }, 60_000);
 

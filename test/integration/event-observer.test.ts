@@ -337,6 +337,11 @@ describe.runIf(redis !== undefined)('two instances on one redis-server', () => {
     started.push(a);
     const b = await startGateway(testEnv(node.url, env));
     started.push(b);
+    // B starts as main.ts does: its first tip from its own /v2/info (never from Redis); the
+    // observed block is then within CHAIN_TIP_MAX_ADVANCE of it.
+    node.setTipHeight(4999);
+    await b.gateway.startupRound?.();
+    expect(b.gateway.chain.known('testnet')?.height).toBe(4999);
     // Both instances subscribed to the observed-tip channel before the block comes.
     const probe = new Redis(redis!.url);
     try {
