@@ -75,7 +75,7 @@ export class NodeRouteService {
     private readonly settings: NodeRouteSettings,
   ) {}
 
-  async answer(req: NodeRouteRequest, rc?: RequestContext): Promise<NodeRouteAnswer> {
+  async answer(req: NodeRouteRequest, rc?: RequestContext, refetch = false): Promise<NodeRouteAnswer> {
     const { endpoint } = req;
     const network = this.#networkOf(req);
     const params = Object.keys(endpoint.params).map((name) => req.params[name] ?? '');
@@ -101,7 +101,10 @@ export class NodeRouteService {
     const key = nodeKey(network, endpoint.name, params, query, req.body?.data);
     if (endpoint.cache === 'never') return this.#shared(key, forward);
 
-    const policy = this.#policy(endpoint, network, pinned);
+    // A refetch after a damaged entry reads no entry at all: the store may not have let it go.
+    const policy = refetch
+      ? { ...this.#policy(endpoint, network, pinned), bust: true }
+      : this.#policy(endpoint, network, pinned);
     const load = async (lc: { staleAtHand: boolean }) => {
       const answer = await forward(lc.staleAtHand ? { maxAttempts: 1, budgetWaitMs: 0 } : {});
       const tipHeight = answer.tipHeight ?? this.settings.chain.known(network)?.height;
@@ -118,10 +121,13 @@ export class NodeRouteService {
     }
     const stored = decodeStored(result.value);
     if (stored === undefined) {
+      if (refetch || result.entry === undefined) {
+        throw new GatewayError('INTERNAL_ERROR', 'a node answer could not be kept', { route: endpoint.name });
+      }
       // A damaged entry (a foreign or truncated value) is a miss: removed, counted, asked again.
       this.onCorrupt?.();
       await this.cache.invalidate(key).catch(() => undefined);
-      return this.answer(req, rc);
+      return this.answer(req, rc, true);
     }
     const tipHeight = tipOf(result.entry, result);
     return {
