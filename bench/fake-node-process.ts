@@ -6,11 +6,14 @@
  *
  * Messages in: {id, cmd, args}; out: {id, result} or {id, error}; first out: {ready: url}.
  */
+
+import { Cl } from '@stacks/transactions';
 import { type FakeEndpoint, startFakeNode } from '../test/support/fake-node.js';
-import { hex, INFO_VALUE, MAINNET_ADDR, SAMPLE_ABI } from '../test/support/fixtures.js';
+import { hex, INFO_VALUE, MAINNET_ADDR, SAMPLE_ABI, TESTNET_ADDR } from '../test/support/fixtures.js';
 
 export const CONTRACT = 'demo';
 export const RESULT_HEX = hex(INFO_VALUE);
+export const BALANCE_HEX = hex(Cl.ok(Cl.uint(1_000_000)));
 export const BENCH_ABI = {
   ...SAMPLE_ABI,
   functions: [
@@ -37,6 +40,9 @@ async function main(): Promise<void> {
   node.setAbi(MAINNET_ADDR, CONTRACT, BENCH_ABI);
   node.setReadOnly(MAINNET_ADDR, CONTRACT, 'get-info', { okay: true, result: RESULT_HEX });
   node.setReadOnly(MAINNET_ADDR, CONTRACT, 'get-entry', { okay: true, result: RESULT_HEX });
+  // The same contract on testnet, with a balance by principal (the hit-independent case).
+  node.setAbi(TESTNET_ADDR, CONTRACT, BENCH_ABI);
+  node.setReadOnly(TESTNET_ADDR, CONTRACT, 'get-balance', { okay: true, result: BALANCE_HEX });
 
   const handle = (c: FakeNodeCommand): unknown => {
     switch (c.cmd) {
