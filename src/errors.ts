@@ -2,7 +2,9 @@
  * The error catalogue: every error code the gateway can answer with, and its HTTP status.
  * One table, like Fastify's own error codes, so that routes never choose statuses themselves.
  */
+
 import { randomUUID } from 'node:crypto';
+import type { CacheView } from './service/cache-status.js';
 
 export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: {
@@ -63,12 +65,24 @@ export type ErrorDetails = Record<string, unknown>;
  * An error the gateway answers with. `status` defaults to the catalogue's; a few codes
  * carry more than one status (UPSTREAM_API_ERROR 404/422/502, VALIDATION_ERROR 413).
  */
+/** What the cache did for an answer (an error answered from a cache included), as values. */
+export interface AnswerOrigin {
+  readonly cache?: CacheView | undefined;
+  readonly tipHeight?: number | undefined;
+}
+
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: ErrorDetails | undefined;
   /** Extra response headers, e.g. Retry-After on RATE_LIMIT_EXCEEDED. */
   readonly headers: Record<string, string> | undefined;
+  /**
+   * Where the error came from when a cache answered it (a cached (err …), a remembered 404):
+   * what the cache did and the tip it was read at, as values; src/http turns them into
+   * Cache-Status, Age and X-Canonical-Stacks-Tip-Height.
+   */
+  readonly origin: AnswerOrigin | undefined;
   /**
    * An upstream's own text about the failure: never sent to a client, logged (redacted) at
    * debug only.
@@ -84,6 +98,7 @@ export class GatewayError extends Error {
       headers?: Record<string, string>;
       cause?: unknown;
       upstreamText?: string;
+      origin?: AnswerOrigin;
     } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -92,6 +107,7 @@ export class GatewayError extends Error {
     this.status = options.status ?? ERROR_CATALOGUE[code].status;
     this.details = details;
     this.headers = options.headers;
+    this.origin = options.origin;
     this.upstreamText = options.upstreamText;
   }
 }

@@ -206,6 +206,19 @@ export class ReadThroughCache {
     }
   }
 
+  /**
+   * The entry for key only if the judge finds it fresh for `policy` now (no load, no upstream):
+   * what a caller that answers from the store without loading (a remembered 404, an ABI for an
+   * error message) reads.
+   */
+  async fresh(key: string, policy: CachePolicy = {}): Promise<CacheEntry | undefined> {
+    const entry = await this.peek(key);
+    if (entry === undefined) return undefined;
+    let judged = this.#judge(key, entry, policy);
+    if (judged instanceof Promise) judged = await judged;
+    return judged.use === 'fresh' ? entry : undefined;
+  }
+
   /** Write an entry; false (reported, not thrown) when the store could not write it. */
   async put(key: string, value: string, ttlMs?: number, meta?: EntryMeta | undefined): Promise<boolean> {
     // Every entry records the chain it was read from, when known.

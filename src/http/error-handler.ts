@@ -9,6 +9,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, Fa
 import { fail } from '../api/envelope.js';
 import { GatewayError, isGatewayError, newErrorId } from '../errors.js';
 import { redact } from '../observability/redact.js';
+import { originHeaders } from './reply.js';
 import type { RouteMethods } from './route-table.js';
 
 /** Fastify error codes that are the client's fault, and what we answer for them. */
@@ -90,6 +91,7 @@ export function toGatewayError(err: unknown): GatewayError {
 /** Send a gateway error in the envelope, logging it with its id. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: GatewayError): FastifyReply {
   if (err.headers !== undefined) reply.headers(err.headers);
+  if (err.origin !== undefined) reply.headers(originHeaders(err.origin.cache, err.origin.tipHeight));
   return reply.code(err.status).type('application/json; charset=utf-8').send(errorEnvelope(request.log, err));
 }
 

@@ -13,8 +13,7 @@ import type { ContractAbi } from '../clarity/index.js';
 import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
-import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
-import { cacheHeaders } from './cache-status.js';
+import type { RenderedAnswer } from './answer.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
 import { UnknownContracts } from './unknown-contracts.js';
 
@@ -121,16 +120,10 @@ export class AbiRegistry {
       );
     }
     const result = await this.get(ref, { bust: opts.bust === true }, ctx);
-    const cache = cacheHeaders({
-      outcome: result.outcome,
-      entry: result.entry,
-      stored: result.stored,
-      ttlMs: undefined,
-    });
     return {
       status: 200,
-      headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
       body: shape(result.json),
+      cache: { outcome: result.outcome, entry: result.entry, stored: result.stored, ttlMs: undefined },
     };
   }
 
@@ -170,7 +163,7 @@ export class AbiRegistry {
     const key = abiKey(ref.network, ref.address, ref.contractName);
     const memo = this.#parsed.get(key);
     if (memo !== undefined) return memo;
-    const entry = await this.cache.peek(key);
+    const entry = await this.cache.fresh(key);
     return entry === undefined ? undefined : parseAbi(entry.value);
   }
 

@@ -1,13 +1,18 @@
+import type { CacheView } from './cache-status.js';
+
 /**
- * A success ready to send, as every service entry point returns it: the HTTP layer (or a
- * batch, which wraps several) sends it as is, without knowing how it was made.
+ * A service's answer as values, never HTTP text: the answer's JSON text, what the cache did and
+ * the tip it was read at. src/http/reply.ts alone turns it into status, headers and bytes; a
+ * batch puts the same values in each item's meta.
  */
 export interface RenderedAnswer {
   readonly status: number;
-  /** Response headers: Cache-Status and Age where a cache answered, and the Content-Type. */
-  readonly headers: Readonly<Record<string, string>>;
-  /** The JSON text of the success envelope. */
+  /** The JSON text of the answer (the success envelope, or the node's own shape). */
   readonly body: string;
+  /** What the cache did (absent where no cache answered). */
+  readonly cache?: CacheView | undefined;
+  /** The chain tip height the answer was read at, when known. */
+  readonly tipHeight?: number | undefined;
   /** How the answer may be replayed for an identical request; absent = never. */
   readonly reuse?: LaneReuse | undefined;
 }

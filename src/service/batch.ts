@@ -19,7 +19,17 @@ import { parseContractAddress } from '../clarity/index.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Network } from '../network.js';
 import type { RequestContext } from '../upstream/node-api.js';
-import { JSON_CONTENT_TYPE, type RenderedAnswer } from './answer.js';
+import type { RenderedAnswer } from './answer.js';
+import { cacheHeaders } from './cache-status.js';
+
+/** One item of a batch as its meta describes it: status, envelope text, cache status and tip height. */
+export interface ItemAnswer {
+  readonly status: number;
+  readonly body: string;
+  readonly cacheStatus: string | undefined;
+  readonly tipHeight: number | undefined;
+}
+
 import type { ReadOnlyRequest, ReadOnlyService } from './read-only.js';
 
 export interface BatchRequest {
@@ -48,8 +58,11 @@ export interface CallShell {
    * same error texts; throws the GatewayError the single endpoint would answer.
    */
   validate(call: unknown): ReadOnlyRequest;
-  /** The error answer the single endpoint would send for err: status, headers and envelope text (a fresh, logged id). */
-  fail(err: unknown): RenderedAnswer;
+  /**
+   * The error answer the single endpoint would send for err: its status, envelope text (a
+   * fresh, logged id) and what the cache had said of it (a cached (err …)).
+   */
+  fail(err: unknown): ItemAnswer;
   /** Who the batch is for: every call waits for upstream budget as that client (fair use). */
   readonly context?: RequestContext;
 }
@@ -145,7 +158,6 @@ export class BatchService {
     const tip = consistent ? `,"tip":${block === undefined ? 'null' : JSON.stringify(block)}` : '';
     return {
       status: 200,
-      headers: { 'content-type': JSON_CONTENT_TYPE },
       body: okJson(`{"results":[${results.map((r) => r.text).join(',')}]${tip}}`),
     };
   }
@@ -157,7 +169,7 @@ export class BatchService {
     shell: CallShell,
     shared: Map<string, Promise<RenderedAnswer>>,
   ): Promise<{ text: string; unknownPin: boolean }> {
-    let answer: RenderedAnswer;
+    let answer: ItemAnswer;
     let unknownPin = false;
     try {
       if ('error' in checked) throw checked.error;
@@ -170,7 +182,13 @@ export class BatchService {
         pending = this.readOnly.answer(req, { url: BATCH_CALL, body: text }, shell.context);
         shared.set(text, pending);
       }
-      answer = await pending;
+      const done = await pending;
+      answer = {
+        status: done.status,
+        body: done.body,
+        cacheStatus: done.cache === undefined ? undefined : cacheHeaders(done.cache)['cache-status'],
+        tipHeight: done.tipHeight,
+      };
     } catch (err) {
       unknownPin = pin !== undefined && isUnknownBlock(err, pin);
       answer = shell.fail(err);
@@ -251,10 +269,9 @@ function hasOwnTip(req: ReadOnlyRequest): boolean {
 }
 
 /** The answer's envelope text with `meta` added: the single answer's status, Cache-Status and tip height. */
-function withMeta(answer: RenderedAnswer): string {
-  const cacheStatus = answer.headers['cache-status'];
-  const tipHeight = Number(answer.headers['x-canonical-stacks-tip-height'] ?? Number.NaN);
-  const meta = `{"status":${answer.status},"cacheStatus":${cacheStatus === undefined ? 'null' : JSON.stringify(cacheStatus)},"tipHeight":${Number.isSafeInteger(tipHeight) ? tipHeight : 'null'}}`;
+function withMeta(answer: ItemAnswer): string {
+  const { cacheStatus, tipHeight } = answer;
+  const meta = `{"status":${answer.status},"cacheStatus":${cacheStatus === undefined ? 'null' : JSON.stringify(cacheStatus)},"tipHeight":${tipHeight !== undefined && Number.isSafeInteger(tipHeight) ? tipHeight : 'null'}}`;
   // Every envelope is a JSON object: splice meta in before its closing brace (no re-parse).
   return `${answer.body.slice(0, answer.body.lastIndexOf('}'))},"meta":${meta}}`;
 }

@@ -17,12 +17,12 @@ import type { CachePolicy, LoadContext, LoadedValue, ReadThroughCache } from '..
 import type { EntryDependencies } from '../chain/block-ledger.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { type AnswerOrigin, GatewayError, isGatewayError } from '../errors.js';
 import type { Network } from '../network.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
-import { JSON_CONTENT_TYPE, type LaneReuse, type RenderedAnswer } from './answer.js';
-import { type CacheView, cacheHeaders } from './cache-status.js';
+import type { LaneReuse, RenderedAnswer } from './answer.js';
+import type { CacheView } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
 import { nodeRefusalBody, nodeResultBody, refusalCause } from './node-shape.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
@@ -167,7 +167,6 @@ export class ReadOnlyService {
 
   async #answer(req: ReadOnlyRequest, text?: RequestText, rc?: RequestContext): Promise<RenderedAnswer> {
     const result = await this.lookup(req, text, undefined, rc);
-    const cache = lookupHeaders(result);
     const render = (): string => successBody(this.render(result.value, req));
     let body: string;
     try {
@@ -181,14 +180,10 @@ export class ReadOnlyService {
             );
     } catch (err) {
       if (result.entry !== undefined && isDamagedValueError(err)) throw new StoredEntryDamaged();
-      throw isGatewayError(err) ? withHeaders(err, cache) : err;
+      // A cached (err …) raised as CONTRACT_ERROR still says where it came from.
+      throw isGatewayError(err) ? withOrigin(err, { cache: result, tipHeight: result.tipHeight }) : err;
     }
-    return {
-      status: 200,
-      headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
-      body,
-      reuse: result.reuse,
-    };
+    return { status: 200, body, cache: result, tipHeight: result.tipHeight, reuse: result.reuse };
   }
 
   /**
@@ -212,11 +207,10 @@ export class ReadOnlyService {
       const cause = refusalCause(err);
       if (cause === undefined) throw err;
       // Fetched from the node (or joined to a fetch of it) and not stored.
-      const cache = cacheHeaders({ outcome: 'miss', stored: false, ttlMs: undefined });
       return {
         status: 200,
-        headers: { ...cache, 'content-type': JSON_CONTENT_TYPE },
         body: nodeRefusalBody(cause),
+        cache: { outcome: 'miss', stored: false, ttlMs: undefined },
       };
     }
     const { value, entry } = result;
@@ -224,12 +218,7 @@ export class ReadOnlyService {
       entry === undefined
         ? nodeResultBody(value)
         : this.#rendered.body(entry, NODE_SHAPE, () => nodeResultBody(value));
-    return {
-      status: 200,
-      headers: { ...lookupHeaders(result), 'content-type': JSON_CONTENT_TYPE },
-      body,
-      reuse: result.reuse,
-    };
+    return { status: 200, body, cache: result, tipHeight: result.tipHeight, reuse: result.reuse };
   }
 
   /**
@@ -485,18 +474,12 @@ export class ReadOnlyService {
   }
 }
 
-/** The headers every answer of a lookup carries: Cache-Status, Age and the tip height it was read at. */
-function lookupHeaders(result: ReadOnlyLookup): Record<string, string> {
-  const headers: Record<string, string> = cacheHeaders(result);
-  if (result.tipHeight !== undefined) headers[TIP_HEIGHT_HEADER] = String(result.tipHeight);
-  return headers;
-}
-
-/** The same error with more response headers (a memoized error is shared: never mutate it). */
-function withHeaders(err: GatewayError, headers: Record<string, string>): GatewayError {
+/** The same error, said to come from this cache answer (a memoized error is shared: never mutate it). */
+function withOrigin(err: GatewayError, origin: AnswerOrigin): GatewayError {
   return new GatewayError(err.code, err.message, err.details, {
     status: err.status,
-    headers: { ...err.headers, ...headers },
+    ...(err.headers === undefined ? {} : { headers: err.headers }),
+    origin,
     ...(err.cause === undefined ? {} : { cause: err.cause }),
   });
 }

@@ -13,7 +13,7 @@ import type { CacheEntry } from '../cache/entry.js';
 import { unknownAbiKey } from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
 import { type ErrorDetails, GatewayError, isGatewayError } from '../errors.js';
-import { cacheHeaders } from './cache-status.js';
+import type { CacheView } from './cache-status.js';
 import type { ContractRef } from './contract-ref.js';
 
 interface StoredNotFound {
@@ -33,11 +33,11 @@ export class UnknownContracts {
   /** The remembered 404 for ref, ready to throw (Cache-Status hit), or undefined. */
   async lookup(ref: ContractRef): Promise<GatewayError | undefined> {
     if (this.ttlMs === 0) return undefined;
-    const entry = await this.cache.peek(this.#key(ref));
+    const entry = await this.cache.fresh(this.#key(ref));
     if (entry === undefined) return undefined;
     const stored = decode(entry);
     if (stored === undefined) return undefined;
-    return notFound(stored, cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }));
+    return notFound(stored, { outcome: 'hit', entry, stored: false, ttlMs: undefined });
   }
 
   /**
@@ -49,7 +49,7 @@ export class UnknownContracts {
     const value: StoredNotFound =
       err.details === undefined ? { message: err.message } : { message: err.message, details: err.details };
     const stored = await this.cache.put(this.#key(ref), JSON.stringify(value), this.ttlMs);
-    return notFound(value, cacheHeaders({ outcome: 'miss', stored, ttlMs: this.ttlMs }), err);
+    return notFound(value, { outcome: 'miss', stored, ttlMs: this.ttlMs }, err);
   }
 
   /** Forget what is remembered of ref (an admin invalidation of its ABI). */
@@ -67,10 +67,10 @@ export function isUnknownContract(err: unknown): err is GatewayError {
   return isGatewayError(err) && err.code === 'UPSTREAM_API_ERROR' && err.status === 404;
 }
 
-function notFound(stored: StoredNotFound, headers: Record<string, string>, cause?: unknown): GatewayError {
+function notFound(stored: StoredNotFound, cache: CacheView, cause?: unknown): GatewayError {
   return new GatewayError('UPSTREAM_API_ERROR', stored.message, stored.details, {
     status: 404,
-    headers,
+    origin: { cache },
     ...(cause === undefined ? {} : { cause }),
   });
 }

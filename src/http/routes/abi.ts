@@ -15,8 +15,8 @@ import {
   KNOWN_CONTRACTS_DEFAULT_LIMIT,
   KNOWN_CONTRACTS_MAX_LIMIT,
 } from '../../service/abi-registry.js';
+import { sendAnswer } from '../reply.js';
 import { requestContext } from '../request-context.js';
-import { sendAnswer } from '../send-answer.js';
 
 /** ABI query parameters; others are ignored (additional properties allowed). */
 const AbiQuery = Type.Object(

@@ -14,12 +14,12 @@ import {
   ReadOnlyParams,
   successEnvelope,
 } from '../../api/schemas.js';
-import { JSON_CONTENT_TYPE } from '../../service/answer.js';
 import type { BatchService, CallShell } from '../../service/batch.js';
+import { cacheHeaders } from '../../service/cache-status.js';
 import type { ReadOnlyRequest } from '../../service/read-only.js';
 import { errorEnvelope, toGatewayError } from '../error-handler.js';
+import { sendAnswer } from '../reply.js';
 import { requestContext } from '../request-context.js';
-import { sendAnswer } from '../send-answer.js';
 
 export const batchRoute: FastifyPluginAsyncTypebox<{ batch: BatchService; maxCalls: number }> = async (
   app,
@@ -64,10 +64,13 @@ function callShell(request: FastifyRequest): CallShell {
     },
     fail(err) {
       const error = toGatewayError(err);
+      // A cached (err …) says where it came from, as the single endpoint's headers do.
+      const cache = error.origin?.cache;
       return {
         status: error.status,
-        headers: { ...error.headers, 'content-type': JSON_CONTENT_TYPE },
         body: JSON.stringify(errorEnvelope(request.log, error)),
+        cacheStatus: cache === undefined ? undefined : cacheHeaders(cache)['cache-status'],
+        tipHeight: error.origin?.tipHeight,
       };
     },
   };

@@ -28,7 +28,7 @@ import { NETWORK_PREFIXES, NODE_ENDPOINTS, type NodeEndpoint } from '../../upstr
 import { offerReplay } from '../fast-lane.js';
 import { sendNodeAnswer, sendNodeShaped } from '../reply.js';
 import { requestContext } from '../request-context.js';
-import { requestText } from '../send-answer.js';
+import { requestText } from '../request-text.js';
 
 export interface NodeRoutesOptions {
   readonly service: ReadOnlyService;

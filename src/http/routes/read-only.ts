@@ -8,8 +8,9 @@ import { Type } from '@sinclair/typebox';
 import { ErrorEnvelope, ReadOnlyBody, ReadOnlyParams, successEnvelope } from '../../api/schemas.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
 import { offerReplay } from '../fast-lane.js';
+import { sendAnswer } from '../reply.js';
 import { requestContext } from '../request-context.js';
-import { requestText, sendAnswer } from '../send-answer.js';
+import { requestText } from '../request-text.js';
 
 export const readOnlyRoute: FastifyPluginAsyncTypebox<{ service: ReadOnlyService }> = async (
   app,
