@@ -225,6 +225,9 @@ async function observerCase(node: FakeNode) {
   const results: Record<string, unknown> = {};
   for (const withObserver of [false, true]) {
     const observerPort = await freePort();
+    // The node is at the block before the first one posted, as the chain the observer follows
+    // (the gateway believes its first tip from the node's /v2/info at start-up).
+    node.setTipHeight(999);
     // The same knowledge of the tip for both: pushed by the observer at once, or (plain rule)
     // asked of /v2/info whenever an answer depends on it (CHAIN_TIP_MAX_AGE_MS=0), so that the
     // plain rule never answers an entry older than the tip as current.
