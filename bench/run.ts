@@ -25,6 +25,7 @@ const CASES: Record<string, () => Promise<BenchCase>> = {
   scale: async () => (await import('./cases/scale.js')).scale,
   'access-and-observer': async () => (await import('./cases/access-and-observer.js')).accessAndObserver,
   soak: async () => (await import('./cases/soak.js')).soak,
+  'memory-distinct': async () => (await import('./cases/memory-distinct.js')).memoryDistinct,
   profile: async () => (await import('./cases/profile.js')).profile,
 };
 /** Start-up first, while nothing else has warmed the file-system cache for the gateway more than a build did. */
@@ -40,6 +41,7 @@ const DEFAULT = [
   'scale',
   'access-and-observer',
   'soak',
+  'memory-distinct',
 ];
 
 const args = process.argv.slice(2);

@@ -1,19 +1,7 @@
-/**
- * soak: the read-only cache hit at full speed (wrk -t1 -c64, closed loop) for SOAK_S seconds
- * (default 600), the gateway's memory sampled every 5 s: RSS (VmRSS of /proc/<pid>/status) and
- * heapUsed, external, arrayBuffers (process.memoryUsage() in the gateway, written on SIGUSR2 by
- * bench/memory-probe.mjs, preloaded with --import). Before it, the bare node:http reference
- * (bench/reference-server.ts) answering the same bytes under the same load for 10 s (2 s warm-up):
- * the soak's throughput is reported against it. Gateway: what `npm start` runs (package.json
- * "main"), SQLite store, LOG_LEVEL=warn. Goals: RSS growth over the second half < 10 %; max RSS
- * < 256 MiB.
- *
- *   npm run build && SOAK_S=600 node --import tsx bench/cases/soak.ts
- */
-import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { generateLoad } from '../load.js';
+import { type Sample, sample } from '../memory-sample.js';
 import {
   type BenchCase,
   CONNECTIONS,
@@ -28,7 +16,6 @@ import {
   measure,
   memoryOf,
   ms,
-  type Proc,
   RO_BODY,
   RO_PATH,
   ROOT,
@@ -46,45 +33,6 @@ const SAMPLE_S = 5;
 const REFERENCE_S = 10;
 const GROWTH_GOAL = 0.1;
 const MAX_RSS_GOAL_MIB = 256;
-const MiB = 1024 * 1024;
-
-interface Sample {
-  /** Seconds since the soak load started. */
-  readonly t: number;
-  readonly rssMiB: number;
-  readonly heapUsedMiB: number;
-  readonly externalMiB: number;
-  readonly arrayBuffersMiB: number;
-}
-
-/** Ask the probe for process.memoryUsage() (SIGUSR2) and wait for its answer (≤ 2 s). */
-async function sample(proc: Proc, file: string, t: number): Promise<Sample> {
-  const before = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { seq: number }).seq : 0;
-  proc.child.kill('SIGUSR2');
-  const deadline = Date.now() + 2000;
-  for (;;) {
-    if (fs.existsSync(file)) {
-      const m = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-        seq: number;
-        heapUsed: number;
-        external: number;
-        arrayBuffers: number;
-      };
-      if (m.seq > before) {
-        return {
-          t: round(t, 1),
-          rssMiB: memoryOf(proc.pid).rssMiB,
-          heapUsedMiB: round(m.heapUsed / MiB, 1),
-          externalMiB: round(m.external / MiB, 1),
-          arrayBuffersMiB: round(m.arrayBuffers / MiB, 1),
-        };
-      }
-    }
-    if (Date.now() > deadline)
-      throw new Error(`the gateway's memory probe did not answer:\n${proc.output()}`);
-    await sleep(10);
-  }
-}
 
 async function run() {
   const node = await startFakeNodeProcess();
