@@ -348,6 +348,11 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       current: (read, tipHeight) => observer.ledger.current(read, tipHeight),
       onKeptCurrent: () => metrics.observer.keptCurrent(network),
     });
+    routes?.useProof({
+      network,
+      current: (read, tipHeight) => observer.ledger.current(read, tipHeight),
+      onKeptCurrent: () => metrics.observer.keptCurrent(network),
+    });
   }
   await app.register(opsRoutes, {
     tipHeight: (network) => chain?.known(network)?.height,

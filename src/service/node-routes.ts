@@ -44,6 +44,17 @@ export interface NodeRouteAnswer extends ForwardedAnswer {
   readonly tipHeight?: number | undefined;
 }
 
+/** The event observer's proof that an answer read blocks ago is still current (docs/events.md). */
+export interface NodeRouteProof {
+  readonly network: Network;
+  current(
+    read: { height: number; readAt: number; dependsOn: ReadonlySet<string> },
+    tipHeight: number,
+  ): boolean;
+  /** Told each time a proof kept an answer current (metrics). */
+  onKeptCurrent?(): void;
+}
+
 export interface NodeRouteSettings extends StaleDefaults {
   readonly chain: ChainTracker;
   /** NODE_MAX_BLOCKS. */
@@ -68,6 +79,12 @@ export class NodeRouteService {
   readonly #inflight = new Map<string, Promise<NodeRouteAnswer>>();
   /** Told of every stored answer found damaged (metrics). */
   onCorrupt: (() => void) | undefined;
+  #proof: NodeRouteProof | undefined;
+
+  /** Keep answers current across blocks that provably did not touch them (the event observer). */
+  useProof(proof: NodeRouteProof | undefined): void {
+    this.#proof = proof;
+  }
 
   constructor(
     private readonly cache: ReadThroughCache,
@@ -102,9 +119,9 @@ export class NodeRouteService {
     if (endpoint.cache === 'never') return this.#shared(key, forward);
 
     // A refetch after a damaged entry reads no entry at all: the store may not have let it go.
-    const policy = refetch
-      ? { ...this.#policy(endpoint, network, pinned), bust: true }
-      : this.#policy(endpoint, network, pinned);
+    const contractId = `${req.params['address'] ?? ''}.${req.params['contract'] ?? ''}`;
+    const base = this.#policy(endpoint, network, pinned, contractId);
+    const policy = refetch ? { ...base, bust: true } : base;
     const load = async (lc: { staleAtHand: boolean }) => {
       const answer = await forward(lc.staleAtHand ? { maxAttempts: 1, budgetWaitMs: 0 } : {});
       const tipHeight = answer.tipHeight ?? this.settings.chain.known(network)?.height;
@@ -154,17 +171,33 @@ export class NodeRouteService {
   }
 
   /** How long an answer of this route serves (its cache class), and its stale windows. */
-  #policy(endpoint: NodeEndpoint, network: Network, pinned: boolean): CachePolicy {
+  #policy(endpoint: NodeEndpoint, network: Network, pinned: boolean, contractId: string): CachePolicy {
     const s = this.settings;
     const windows = staleWindows(s);
     // A read pinned to a block never changes: kept until removed, whatever its class.
     if (endpoint.cache === 'immutable' || pinned) return windows;
     if (endpoint.cache === 'timed') return { ...windows, ttlMs: s.timedMs };
     const maxBlocks = endpoint.cache === 'account' ? 0 : s.maxBlocks;
+    const proof = this.#proof;
+    const proven =
+      endpoint.provenBy === 'contract' && proof !== undefined && proof.network === network
+        ? {
+            currentByProof: (entry: CacheEntry, tip: number): boolean => {
+              if (entry.tipHeight === null) return false;
+              const current = proof.current(
+                { height: entry.tipHeight, readAt: entry.storedAt, dependsOn: new Set([contractId]) },
+                tip,
+              );
+              if (current) proof.onKeptCurrent?.();
+              return current;
+            },
+          }
+        : {};
     return {
       ...windows,
       freshness: { maxBlocks },
       tipView: () => s.chain.view(network),
+      ...proven,
     };
   }
 

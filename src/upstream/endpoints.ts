@@ -44,6 +44,12 @@ export interface NodeEndpoint {
   readonly body: BodyKind;
   readonly cache: CacheClass;
   readonly network: NetworkSource;
+  /**
+   * 'contract': a latest-state answer stays current across blocks that did not touch the
+   * contract of the path (the event observer's proof, docs/events.md): a data var or a map
+   * entry changes only when the contract's own code runs.
+   */
+  readonly provenBy?: 'contract';
   /** Served by a service of its own (see the module comment) instead of the generic read. */
   readonly service?: 'read-only' | 'abi';
   readonly summary: string;
@@ -127,6 +133,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     body: 'none',
     cache: 'latest',
     network: 'address',
+    provenBy: 'contract',
     summary: "A data variable's current value (cached per block)",
     example: { params: { address: DEMO, contract: 'demo-dao', name: 'proposal-count' } },
   },
@@ -139,6 +146,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     body: 'json',
     cache: 'latest',
     network: 'address',
+    provenBy: 'contract',
     summary:
       "A map entry's current value; the body is the key, serialized hex in a JSON string (cached per block)",
     example: {

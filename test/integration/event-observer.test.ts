@@ -257,6 +257,37 @@ describe('event observer ingress', () => {
   });
 });
 
+describe('node routes kept current by the proof', () => {
+  it('a data var read blocks ago serves while no block touched its contract, and is read again after one did', async () => {
+    // After the reorg above the run restarted at 210 (fork 3): continue that chain.
+    const path = `/v2/data_var/${DEPLOYER}/other/n`;
+    let value = 1;
+    node.setRoute('GET', path, () => ({
+      status: 200,
+      body: JSON.stringify({ data: `0x01${value.toString(16).padStart(32, '0')}`, proof: '' }),
+      headers: { 'content-type': 'application/json' },
+    }));
+    await post(211, { fork: 3, parentFork: 3 });
+    node.setTipHeight(211);
+    const first = await fetch(`${gw.url}${path}`);
+    expect(first.headers.get('cache-status')).toMatch(/stored/);
+    const answered = node.requests.filter((r) => r.path === path).length;
+    // A block that touches another contract: the answer read at 211 is still current at 212.
+    await post(212, { fork: 3, parentFork: 3, txs: [await callTx('vault', 'get-vault')] });
+    value = 2;
+    const kept = await fetch(`${gw.url}${path}`);
+    expect(kept.headers.get('cache-status')).toMatch(/hit/);
+    expect(await kept.text()).toContain('0x0100000000000000000000000000000001');
+    expect(node.requests.filter((r) => r.path === path)).toHaveLength(answered);
+    // A block that runs the contract's own code: read again.
+    await post(213, { fork: 3, parentFork: 3, txs: [await callTx('other', 'bump')] });
+    node.setTipHeight(213);
+    const after = await fetch(`${gw.url}${path}`);
+    expect(after.headers.get('cache-status')).toMatch(/fwd=stale/);
+    expect(await after.text()).toContain('0x0100000000000000000000000000000002');
+  });
+});
+
 describe('deploys and oversized payloads', () => {
   it('a deploy forgets the deployed contract’s remembered ABI 404 at once', async () => {
     const sender = getAddressFromPrivateKey(key, 'testnet');
