@@ -317,26 +317,9 @@ export class StacksNodeClient implements NodeApi {
 
   async infoRound(network: Network, most: number): Promise<UpstreamNodeInfo[]> {
     const chosen = this.pool.upstreams(network).slice(0, Math.max(1, most));
-    const answers = await Promise.all(
-      chosen.map(async (upstream) => {
-        if (this.#transport.closed) return undefined;
-        try {
-          // A token within the budget's queue limit, like any request of the upstream.
-          await upstream.budget.take();
-        } catch {
-          return undefined;
-        }
-        const target: Target = { network, kind: 'info', method: 'GET', path: '/v2/info' };
-        const verdict = await this.#attempts.once(upstream, target, (res) =>
-          checkInfo(target, res.body, res.status),
-        );
-        if (verdict.type !== 'ok') return undefined;
-        upstream.stats.observeTip(verdict.value.stacks_tip_height);
-        this.#onInfo?.(network, verdict.value);
-        return verdict.value;
-      }),
-    );
-    return answers.filter((a): a is UpstreamNodeInfo => a !== undefined);
+    // A token within the budget's queue limit, like any request of the upstream.
+    const verdicts = await Promise.all(chosen.map((upstream) => this.#infoOf(upstream, undefined)));
+    return verdicts.flatMap((v) => (v?.type === 'ok' ? [v.value] : []));
   }
 
   /**
@@ -344,11 +327,23 @@ export class StacksNodeClient implements NodeApi {
    * most once per breaker cooldown). Only when it has a token now: never at a request's expense.
    */
   async #checkTip(upstream: Upstream): Promise<void> {
-    if (this.#transport.closed) return;
+    await this.#infoOf(upstream, 0);
+  }
+
+  /**
+   * One GET /v2/info of this upstream alone, one attempt, after one budget token (waited for at
+   * most `maxWaitMs`; undefined = the budget's queue limit). A successful answer is learned (the
+   * upstream's lag, the chain it names). Undefined when it was not asked: no token, or closing.
+   */
+  async #infoOf(
+    upstream: Upstream,
+    maxWaitMs: number | undefined,
+  ): Promise<Verdict<UpstreamNodeInfo> | undefined> {
+    if (this.#transport.closed) return undefined;
     try {
-      await upstream.budget.take(0);
+      await upstream.budget.take(maxWaitMs);
     } catch {
-      return;
+      return undefined;
     }
     const target: Target = { network: upstream.network, kind: 'info', method: 'GET', path: '/v2/info' };
     const verdict = await this.#attempts.once(upstream, target, (res) =>
@@ -358,6 +353,7 @@ export class StacksNodeClient implements NodeApi {
       upstream.stats.observeTip(verdict.value.stacks_tip_height);
       this.#onInfo?.(upstream.network, verdict.value);
     }
+    return verdict;
   }
 
   /**
@@ -369,21 +365,9 @@ export class StacksNodeClient implements NodeApi {
   async startupCheck(
     upstream: Upstream,
   ): Promise<{ info: UpstreamNodeInfo } | { failure: string } | undefined> {
-    if (this.#transport.closed) return undefined;
-    try {
-      await upstream.budget.take(0);
-    } catch {
-      return undefined;
-    }
-    const target: Target = { network: upstream.network, kind: 'info', method: 'GET', path: '/v2/info' };
-    const verdict = await this.#attempts.once(upstream, target, (res) =>
-      checkInfo(target, res.body, res.status),
-    );
-    if (verdict.type === 'ok') {
-      upstream.stats.observeTip(verdict.value.stacks_tip_height);
-      this.#onInfo?.(upstream.network, verdict.value);
-      return { info: verdict.value };
-    }
+    const verdict = await this.#infoOf(upstream, 0);
+    if (verdict === undefined) return undefined;
+    if (verdict.type === 'ok') return { info: verdict.value };
     return { failure: (verdict.type === 'final' ? verdict.error : verdict.error(1)).message };
   }
 
