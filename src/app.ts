@@ -246,11 +246,9 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
   const node = new ObservedNode(rawNode, chain);
   // Tips another instance's event observer learned move this instance's tip at once.
-  // Never the first tip of this process, which comes from its own /v2/info round.
-  scaleOut?.observedTips.onTip((tip) => {
-    if (chain!.known(tip.network) === undefined) return;
-    chain!.tips.learn(tip.network, { height: tip.height, indexBlockHash: tip.indexBlockHash });
-  });
+  scaleOut?.observedTips.onTip((tip) =>
+    chain!.learnFromPeer(tip.network, { height: tip.height, indexBlockHash: tip.indexBlockHash }),
+  );
 
   const abis = new AbiRegistry(cache, node, config.abiMemoMaxBytes, config.cacheNegativeTtlS * 1000);
   const readOnly = new ReadOnlyService(cache, abis, node, {

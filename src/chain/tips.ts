@@ -35,6 +35,11 @@ interface Sighting {
   readonly at: number;
 }
 
+/** Whether a height could be a Stacks tip at all: an integer in [0, 2^31). */
+export function possibleHeight(height: number): boolean {
+  return Number.isInteger(height) && height >= 0 && height < 2 ** 31;
+}
+
 export class ChainTips {
   readonly #tips = new Map<Network, ChainTip>();
   /** Per network, ascending heights with the moment each was first learned. */
@@ -59,7 +64,7 @@ export class ChainTips {
    * /v2/info, another instance through Redis).
    */
   plausible(network: Network, height: number): boolean {
-    if (!Number.isInteger(height) || height < 0 || height >= 2 ** 31) return false;
+    if (!possibleHeight(height)) return false;
     const known = this.#tips.get(network);
     if (known === undefined) return true;
     const elapsedS = Math.max(0, Math.floor((this.#now() - known.learnedAt) / 1000));

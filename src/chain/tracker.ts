@@ -22,7 +22,7 @@ import type { Network } from '../network.js';
 import type { NodeApi, UpstreamNodeInfo } from '../upstream/node-api.js';
 import { indexBlockHash } from './block-id.js';
 import type { SharedTips } from './shared-tips.js';
-import { type ChainTip, ChainTips } from './tips.js';
+import { type ChainTip, ChainTips, possibleHeight } from './tips.js';
 
 /** A block the gateway can pin reads to. */
 export interface CurrentBlock {
@@ -68,10 +68,7 @@ const FIRST_TIP_UPSTREAMS = 3;
 /** The /v2/info whose height is the median of those with a possible height (lower middle for two). */
 function medianInfo(infos: readonly UpstreamNodeInfo[]): UpstreamNodeInfo | undefined {
   const sorted = infos
-    .filter(
-      (i) =>
-        Number.isInteger(i.stacks_tip_height) && i.stacks_tip_height >= 0 && i.stacks_tip_height < 2 ** 31,
-    )
+    .filter((i) => possibleHeight(i.stacks_tip_height))
     .sort((a, b) => a.stacks_tip_height - b.stacks_tip_height);
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
@@ -118,6 +115,15 @@ export class ChainTracker {
     if (this.#shared !== undefined && (known === undefined || height > known.height)) {
       this.#shared.publish(network, this.tips.current(network)!);
     }
+  }
+
+  /**
+   * A tip another instance's event observer learned (through Redis): believed within the usual
+   * bound, but never as this process's first tip, which comes from its own /v2/info.
+   */
+  learnFromPeer(network: Network, tip: { height: number; indexBlockHash?: string | undefined }): void {
+    if (this.tips.current(network) === undefined) return;
+    this.tips.learn(network, tip);
   }
 
   /** What is known now, however old (the height a fresh result is recorded at). */
