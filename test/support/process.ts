@@ -5,14 +5,31 @@ import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
+/**
+ * A port for a process that binds it later. It is drawn from below the kernel's ephemeral
+ * range (32768-60999 on Linux), so no `listen(0)` and no outgoing connection of a test running
+ * alongside can take it between this probe and the child's bind (a port from `listen(0)` was
+ * once taken in that gap under CI's parallel load). It is proven free by listening on it, and
+ * never handed out twice by this process.
+ */
+const handedOut = new Set<number>();
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port) || port === 20_443) continue;
+    if (await canListen(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error('no free port found below the ephemeral range');
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen({ port, host: '127.0.0.1', exclusive: true }, () => srv.close(() => resolve(true)));
   });
 }
 
