@@ -53,7 +53,12 @@ interface LaneRequest extends IncomingMessage {
 }
 
 interface LaneEntry {
-  readonly path: string;
+  /** What the request must match, byte for byte (method and URL select the slot). */
+  readonly method: string;
+  readonly rawUrl: string;
+  readonly contentType: string | undefined;
+  readonly origin: string | undefined;
+  readonly requestBody: Buffer;
   readonly status: number;
   /** Header names and values of the full path's answer, without the per-answer ones. */
   readonly headers: readonly string[];
@@ -63,7 +68,26 @@ interface LaneEntry {
   readonly route: string;
   readonly url: string;
   readonly size: number;
+  /** When the eviction order last heard of a hit on it (see TOUCH_MS). */
+  touched: number;
 }
+
+/**
+ * The answers held for one method and URL. Few bodies (the common case: one read asked over
+ * and over): a list compared byte for byte. Many (one function asked with many arguments): a
+ * map by the body's bytes as latin1 text, so that a lookup stays one hash.
+ */
+interface PathSlot {
+  list: LaneEntry[];
+  byBody: Map<string, LaneEntry[]> | undefined;
+}
+/** Bodies per slot above which it is indexed by body. */
+const LIST_MAX = 8;
+/**
+ * A hit tells the eviction order at most this often per entry: the order stays least recently
+ * used to within this time, and a hot entry costs one Map lookup per hit instead of an LRU move.
+ */
+const TOUCH_MS = 250;
 
 /** Headers never replayed: recomputed per answer, or Node's own. */
 const NOT_REPLAYED = new Set(['content-length', 'connection', 'date', 'keep-alive', 'transfer-encoding']);
@@ -98,9 +122,18 @@ export function offerReplay(request: FastifyRequest, reuse: LaneReuse | undefine
 }
 
 export class FastLane {
-  readonly #entries: LRUCache<string, LaneEntry>;
-  /** Entries per `method url`: a request on a path with none is passed on without reading it. */
-  readonly #paths = new Map<string, number>();
+  /**
+   * The eviction order and the byte bound (keyed by the entry itself). Lookups never go
+   * through it: they use #slots, and a hit touches the order at most every TOUCH_MS.
+   */
+  readonly #order: LRUCache<LaneEntry, LaneEntry>;
+  /**
+   * Entries by method, then URL as received: a request on a path with none is passed on
+   * without reading its body. Both keys are strings Node already made for the request, so a
+   * lookup builds no text (a key joining method, URL, headers and body cost more than the
+   * rest of a replay, measured).
+   */
+  readonly #slots = new Map<string, Map<string, PathSlot>>();
   readonly #maxBodyBytes: number;
   readonly #options: FastLaneOptions;
   #served = 0;
@@ -108,20 +141,16 @@ export class FastLane {
   constructor(options: FastLaneOptions) {
     this.#options = options;
     this.#maxBodyBytes = options.maxBodyBytes ?? LANE_MAX_BODY_BYTES;
-    this.#entries = new LRUCache<string, LaneEntry>({
+    this.#order = new LRUCache<LaneEntry, LaneEntry>({
       maxSize: options.maxBytes ?? LANE_MAX_BYTES,
       sizeCalculation: (entry) => entry.size,
-      dispose: (entry) => {
-        const n = (this.#paths.get(entry.path) ?? 1) - 1;
-        if (n <= 0) this.#paths.delete(entry.path);
-        else this.#paths.set(entry.path, n);
-      },
+      dispose: (entry) => this.#unindex(entry),
     });
   }
 
   /** Answers held now (tests and metrics). */
   get size(): number {
-    return this.#entries.size;
+    return this.#order.size;
   }
 
   /** Answers given by the lane since start (tests: which path answered). */
@@ -202,7 +231,8 @@ export class FastLane {
   ) {
     const method = req.method ?? '';
     const url = req.url ?? '';
-    if (this.#paths.size === 0 || !this.#paths.has(`${method} ${url}`)) return false;
+    const slot = this.#slots.get(method)?.get(url);
+    if (slot === undefined) return false;
     const h = req.headers;
     if (
       h['transfer-encoding'] !== undefined ||
@@ -216,62 +246,84 @@ export class FastLane {
     const length = Number(h['content-length']);
     if (!Number.isSafeInteger(length) || length < 0 || length > this.#maxBodyBytes) return false;
     const start = performance.now();
-    const chunks: Buffer[] = [];
+    let first: Buffer | undefined;
+    let more: Buffer[] | undefined;
     let received = 0;
+    /** Answered by the lane, or handed to Fastify: later events of this request are not ours. */
+    let settled = false;
     /** The whole body, once its last announced byte arrived and the lane had no answer for it. */
     let unanswered: Buffer | undefined;
-    const onData = (chunk: Buffer): void => {
-      chunks.push(chunk);
+    const whole = (): Buffer => (more === undefined ? (first ?? EMPTY) : Buffer.concat(more));
+    // Listeners stay attached once settled (removing them cost more than the flag, measured).
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      if (first === undefined) first = chunk;
+      else {
+        more ??= [first];
+        more.push(chunk);
+      }
       received += chunk.length;
       if (received !== length) return;
       // The last byte Content-Length announced: answer now, not a tick later at 'end'.
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      if (this.#serve(req, res, method, url, body, start, verdict)) {
-        req.off('data', onData);
-        req.off('end', onEnd);
-        req.off('error', onError);
-      } else unanswered = body;
-    };
-    const onError = (err: Error): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
+      const body = whole();
+      if (this.#serve(slot, req, res, method, body, start, verdict)) settled = true;
+      else unanswered = body;
+    });
+    req.on('error', (err: Error) => {
+      if (settled) return;
+      settled = true;
       req[BUFFERED] = err;
       fastify(req, res);
-    };
+    });
     // A miss continues to Fastify only at 'end', when the request is complete, as it expects.
-    const onEnd = (): void => {
-      req.off('data', onData);
-      req.off('error', onError);
+    req.on('end', () => {
+      if (settled) return;
+      settled = true;
       let body = unanswered;
       if (body === undefined) {
-        body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-        if (received === length && this.#serve(req, res, method, url, body, start, verdict)) return;
+        body = whole();
+        if (received === length && this.#serve(slot, req, res, method, body, start, verdict)) return;
       }
       req[BUFFERED] = body;
       fastify(req, res);
-    };
-    req.on('data', onData);
-    req.once('end', onEnd);
-    req.once('error', onError);
+    });
     return true;
   }
 
+  /** The entry held for exactly this request, if any. */
+  #find(slot: PathSlot, req: IncomingMessage, body: Buffer): LaneEntry | undefined {
+    const contentType = req.headers['content-type'];
+    const origin = req.headers.origin;
+    if (slot.byBody === undefined) {
+      for (const e of slot.list)
+        if (e.contentType === contentType && e.origin === origin && e.requestBody.equals(body)) return e;
+      return undefined;
+    }
+    const same = slot.byBody.get(body.toString('latin1'));
+    if (same !== undefined)
+      for (const e of same) if (e.contentType === contentType && e.origin === origin) return e;
+    return undefined;
+  }
+
   #serve(
+    slot: PathSlot,
     req: LaneRequest,
     res: ServerResponse,
     method: string,
-    url: string,
     body: Buffer,
     start: number,
     verdict: Verdict | undefined,
   ): boolean {
-    const key = laneKey(method, url, req.headers['content-type'], req.headers.origin, body);
-    const entry = this.#entries.get(key);
+    const entry = this.#find(slot, req, body);
     if (entry === undefined) return false;
     const now = Date.now();
     if (!entry.reuse.valid(now)) {
-      this.#entries.delete(key);
+      this.#order.delete(entry);
       return false;
+    }
+    if (now - entry.touched >= TOUCH_MS) {
+      entry.touched = now;
+      this.#order.get(entry);
     }
     const dynamic = entry.reuse.headers?.(now);
     res.writeHead(
@@ -328,42 +380,81 @@ export class FastLane {
       headers.push(name, String(value));
     }
     headers.push('content-length', String(answer.length));
-    const key = laneKey(method, url, raw.headers['content-type'], raw.headers.origin, body);
-    const path = `${method} ${url}`;
-    const size = key.length + answer.length + headers.join('').length + ENTRY_OVERHEAD_BYTES;
-    this.#paths.set(path, (this.#paths.get(path) ?? 0) + 1);
-    this.#entries.set(key, {
-      path,
+    const requestBody = Buffer.allocUnsafeSlow(body.length);
+    body.copy(requestBody);
+    const entry: LaneEntry = {
+      method,
+      rawUrl: url,
+      contentType: raw.headers['content-type'],
+      origin: raw.headers.origin,
+      requestBody,
       status: 200,
       headers,
       body: answer,
       reuse: offer.reuse,
       route: offer.route,
       url: offer.url,
-      size,
-    });
-    // Too large for the lane at all: lru-cache refused it without calling dispose.
-    if (!this.#entries.has(key)) {
-      const n = (this.#paths.get(path) ?? 1) - 1;
-      if (n <= 0) this.#paths.delete(path);
-      else this.#paths.set(path, n);
+      size: url.length + requestBody.length + answer.length + headers.join('').length + ENTRY_OVERHEAD_BYTES,
+      touched: Date.now(),
+    };
+    // The answer it replaces (the same request held before) goes first, from the order and the index.
+    const slot = this.#slots.get(method)?.get(url);
+    const older = slot === undefined ? undefined : this.#find(slot, raw, body);
+    if (older !== undefined) this.#order.delete(older);
+    this.#order.set(entry, entry);
+    // Too large for the lane at all: lru-cache refused it (without calling dispose).
+    if (this.#order.has(entry)) this.#index(entry);
+  }
+
+  #index(entry: LaneEntry): void {
+    let byUrl = this.#slots.get(entry.method);
+    if (byUrl === undefined) {
+      byUrl = new Map();
+      this.#slots.set(entry.method, byUrl);
+    }
+    let slot = byUrl.get(entry.rawUrl);
+    if (slot === undefined) {
+      slot = { list: [], byBody: undefined };
+      byUrl.set(entry.rawUrl, slot);
+    }
+    if (slot.byBody === undefined) {
+      slot.list.push(entry);
+      if (slot.list.length <= LIST_MAX) return;
+      slot.byBody = new Map();
+      for (const e of slot.list) addTo(slot.byBody, e);
+      slot.list = [];
+    } else addTo(slot.byBody, entry);
+  }
+
+  #unindex(entry: LaneEntry): void {
+    const byUrl = this.#slots.get(entry.method);
+    const slot = byUrl?.get(entry.rawUrl);
+    if (byUrl === undefined || slot === undefined) return;
+    if (slot.byBody === undefined) slot.list = slot.list.filter((e) => e !== entry);
+    else {
+      const bodyKey = entry.requestBody.toString('latin1');
+      const same = slot.byBody.get(bodyKey)?.filter((e) => e !== entry);
+      if (same === undefined || same.length === 0) slot.byBody.delete(bodyKey);
+      else slot.byBody.set(bodyKey, same);
+    }
+    if (slot.list.length === 0 && (slot.byBody === undefined || slot.byBody.size === 0)) {
+      byUrl.delete(entry.rawUrl);
+      if (byUrl.size === 0) this.#slots.delete(entry.method);
     }
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function addTo(byBody: Map<string, LaneEntry[]>, entry: LaneEntry): void {
+  const bodyKey = entry.requestBody.toString('latin1');
+  const same = byBody.get(bodyKey);
+  if (same === undefined) byBody.set(bodyKey, [entry]);
+  else same.push(entry);
 }
 
 function headerValue(pairs: readonly string[] | undefined, name: string): string | undefined {
   if (pairs === undefined) return undefined;
   for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === name) return pairs[i + 1];
   return undefined;
-}
-
-/** Everything the answer depends on: bytes as latin1, so that every byte stays distinct. */
-function laneKey(
-  method: string,
-  url: string,
-  contentType: string | undefined,
-  origin: string | undefined,
-  body: Buffer,
-): string {
-  return `${method} ${url}\n${contentType ?? ''}\n${origin ?? ''}\n${body.toString('latin1')}`;
 }

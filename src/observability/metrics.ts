@@ -211,21 +211,51 @@ export class Metrics {
    */
   readonly #requestTallies = new Map<string, Tally<'route' | 'method' | 'status'>>();
   readonly #cacheTallies = new Map<string, Tally<'endpoint' | 'outcome'>>();
+  /**
+   * The same tallies reached through the label values one at a time: counting a request builds
+   * no key text (joining the labels into a string and hashing it was a visible part of a
+   * replayed hit's cost). The route, method and endpoint strings are the same objects every
+   * time, so each lookup reuses their cached hash.
+   */
+  readonly #requestIndex = new Map<string, Map<string, Map<number, Tally<'route' | 'method' | 'status'>>>>();
+  readonly #cacheIndex = new Map<string, Map<string, Tally<'endpoint' | 'outcome'>>>();
 
   request(route: string, method: string, status: number, seconds: number): void {
     this.#requestDuration.observe(route, seconds);
-    const key = `${route} ${method} ${status}`;
-    const tally = this.#requestTallies.get(key);
-    if (tally === undefined)
-      this.#requestTallies.set(key, { labels: { route, method, status: String(status) }, n: 1 });
-    else tally.n++;
+    const tally = this.#requestIndex.get(route)?.get(method)?.get(status);
+    if (tally !== undefined) tally.n++;
+    else this.#newRequestTally(route, method, status);
+  }
+
+  #newRequestTally(route: string, method: string, status: number): void {
+    const tally = { labels: { route, method, status: String(status) }, n: 1 };
+    this.#requestTallies.set(`${route} ${method} ${status}`, tally);
+    let byMethod = this.#requestIndex.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.#requestIndex.set(route, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    byStatus.set(status, tally);
   }
 
   cache(endpoint: CacheEndpoint, outcome: CacheOutcome): void {
-    const key = `${endpoint} ${outcome}`;
-    const tally = this.#cacheTallies.get(key);
-    if (tally === undefined) this.#cacheTallies.set(key, { labels: { endpoint, outcome }, n: 1 });
-    else tally.n++;
+    const tally = this.#cacheIndex.get(endpoint)?.get(outcome);
+    if (tally !== undefined) tally.n++;
+    else {
+      const made = { labels: { endpoint, outcome }, n: 1 };
+      this.#cacheTallies.set(`${endpoint} ${outcome}`, made);
+      let byOutcome = this.#cacheIndex.get(endpoint);
+      if (byOutcome === undefined) {
+        byOutcome = new Map();
+        this.#cacheIndex.set(endpoint, byOutcome);
+      }
+      byOutcome.set(outcome, made);
+    }
     const slot = this.#recentSlot();
     slot.lookups++;
     if (outcome === 'hit') slot.hits++;

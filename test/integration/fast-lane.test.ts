@@ -152,6 +152,36 @@ describe('read-only hits', () => {
     expect(gw.gateway.lane.served).toBe(2);
   });
 
+  it('holds many bodies of one path apart, each replayed with its own answer', async () => {
+    const gw = await start();
+    const url = balanceUrl(gw.url);
+    // More bodies than a path keeps in a plain list: the lane then finds them by their bytes.
+    const owners = Array.from({ length: 20 }, (_, i) => `${MAINNET_ADDR}.holder-${i}`);
+    const asked = (owner: string) => ({ body: { functionArgs: [{ type: 'principal', value: owner }] } });
+    const full: unknown[] = [];
+    for (const owner of owners) {
+      await request(url, asked(owner)); // miss
+      full.push((await request(url, asked(owner))).body.data); // full-path hit, now held
+    }
+    expect(new Set(full).size).toBe(owners.length);
+    expect(gw.gateway.lane.served).toBe(0);
+    for (const [i, owner] of owners.entries()) {
+      const again = await request(url, asked(owner));
+      expect(again.body.data).toBe(full[i]);
+    }
+    expect(gw.gateway.lane.served).toBe(owners.length);
+    expect(gw.gateway.lane.size).toBe(owners.length);
+    // A bust replaces one of them: the lane answers the new value, the others are untouched.
+    const bust = await request(url, {
+      body: { ...asked(owners[3]!).body, cacheControl: { bustCache: true } },
+    });
+    expect(bust.body.data).not.toBe(full[3]);
+    await request(url, asked(owners[3]!)); // full-path hit of the new entry, now held
+    expect((await request(url, asked(owners[3]!))).body.data).toBe(bust.body.data);
+    expect((await request(url, asked(owners[4]!))).body.data).toBe(full[4]);
+    expect(gw.gateway.lane.size).toBe(owners.length);
+  });
+
   it('never replays requests with fields it cannot judge, nor chunked bodies', async () => {
     const gw = await start();
     const info = infoUrl(gw.url);
