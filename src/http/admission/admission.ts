@@ -147,7 +147,7 @@ export class Admission {
       const limit = key.requestsPerMinute;
       if (limit === undefined)
         return this.#keyUse({ ok: true, clientId, key, admitUpstream: this.upstreamGate(key) });
-      return this.#spend(`key:${key.name}`, limit, clientId, key, 'key');
+      return this.#spend(this.#bucketOf(key), limit, clientId, key, 'key');
     }
     const anonymous = o.anonymousPerMinute;
     if (anonymous === undefined) return { ok: true, clientId, key: undefined };
@@ -162,13 +162,33 @@ export class Admission {
     scope: 'key' | 'client',
   ): Verdict | Promise<Verdict> {
     const wait = this.#options.quota.take(id, limit);
-    const judge = (ms: number): Verdict =>
-      this.#keyUse(
-        ms === 0
-          ? { ok: true, clientId, key, admitUpstream: key === undefined ? undefined : this.upstreamGate(key) }
-          : refuse(clientId, key, quotaError(scope, limit, ms)),
-      );
-    return typeof wait === 'number' ? judge(wait) : wait.then(judge);
+    if (typeof wait === 'number') return this.#spent(wait, limit, clientId, key, scope);
+    return wait.then((ms) => this.#spent(ms, limit, clientId, key, scope));
+  }
+
+  #spent(
+    waitMs: number,
+    limit: number,
+    clientId: string,
+    key: ApiKey | undefined,
+    scope: 'key' | 'client',
+  ): Verdict {
+    return this.#keyUse(
+      waitMs === 0
+        ? { ok: true, clientId, key, admitUpstream: key === undefined ? undefined : this.upstreamGate(key) }
+        : refuse(clientId, key, quotaError(scope, limit, waitMs)),
+    );
+  }
+
+  /** A key's quota bucket, named once per key (not joined again on every request). */
+  readonly #bucketIds = new Map<string, string>();
+  #bucketOf(key: ApiKey): string {
+    let id = this.#bucketIds.get(key.name);
+    if (id === undefined) {
+      id = `key:${key.name}`;
+      this.#bucketIds.set(key.name, id);
+    }
+    return id;
   }
 
   #keyUse(verdict: Verdict): Verdict {
