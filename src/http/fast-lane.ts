@@ -70,6 +70,9 @@ interface LaneEntry {
   readonly size: number;
   /** When the eviction order last heard of a hit on it (see TOUCH_MS). */
   touched: number;
+  /** The last per-answer headers and the full list made with them (reused while the same). */
+  lastDynamic: readonly string[] | undefined;
+  lastHeaders: readonly string[];
 }
 
 /**
@@ -326,10 +329,11 @@ export class FastLane {
       this.#order.get(entry);
     }
     const dynamic = entry.reuse.headers?.(now);
-    res.writeHead(
-      entry.status,
-      dynamic === undefined ? (entry.headers as string[]) : entry.headers.concat(dynamic),
-    );
+    if (dynamic !== entry.lastDynamic) {
+      entry.lastDynamic = dynamic;
+      entry.lastHeaders = dynamic === undefined ? entry.headers : entry.headers.concat(dynamic);
+    }
+    res.writeHead(entry.status, entry.lastHeaders as string[]);
     res.end(entry.body);
     this.#served++;
     entry.reuse.served?.();
@@ -396,6 +400,8 @@ export class FastLane {
       url: offer.url,
       size: url.length + requestBody.length + answer.length + headers.join('').length + ENTRY_OVERHEAD_BYTES,
       touched: Date.now(),
+      lastDynamic: undefined,
+      lastHeaders: headers,
     };
     // The answer it replaces (the same request held before) goes first, from the order and the index.
     const slot = this.#slots.get(method)?.get(url);

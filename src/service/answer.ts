@@ -27,8 +27,11 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 export interface LaneReuse {
   /** Whether the full path would still give this very answer at `now` (epoch ms); false drops it. */
   valid(now: number): boolean;
-  /** Headers that change per answer (Cache-Status, Age), as flat name/value pairs. */
-  headers?(now: number): string[];
+  /**
+   * Headers that change per answer (Cache-Status, Age), as flat name/value pairs; the same
+   * array object as long as they are the same.
+   */
+  headers?(now: number): readonly string[];
   /** Told each time the answer is replayed (cache outcome metrics). */
   served?(): void;
 }

@@ -50,3 +50,25 @@ export function cacheHeaders(view: CacheView, now = Date.now()): { 'cache-status
   const ttl = view.stored && view.ttlMs !== undefined ? `; ttl=${Math.floor(view.ttlMs / 1000)}` : '';
   return { 'cache-status': `${CACHE_NAME}; fwd=${fwd}${collapsed}${stored}${ttl}`, age: '0' };
 }
+
+/**
+ * The hit headers of one entry as flat name/value pairs, for an answer replayed many times a
+ * second: the same array object while Age and ttl have not moved to another whole second, so a
+ * replay builds no text (the fast lane also keeps its joined header list by that identity).
+ */
+export function hitHeaderPairs(entry: CacheEntry): (now: number) => readonly string[] {
+  let age = Number.NaN;
+  let ttl = Number.NaN;
+  let pairs: readonly string[] = [];
+  return (now) => {
+    const a = Math.floor((now - entry.storedAt) / 1000);
+    const t = entry.staleAt === null ? 0 : Math.floor((entry.staleAt - now) / 1000);
+    if (a !== age || t !== ttl) {
+      const h = cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }, now);
+      pairs = ['cache-status', h['cache-status'], 'age', h.age];
+      age = a;
+      ttl = t;
+    }
+    return pairs;
+  };
+}

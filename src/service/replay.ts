@@ -6,7 +6,7 @@
 import type { CacheEntry } from '../cache/entry.js';
 import type { CachePolicy, ReadThroughCache } from '../cache/read-through.js';
 import type { LaneReuse } from './answer.js';
-import { cacheHeaders } from './cache-status.js';
+import { hitHeaderPairs } from './cache-status.js';
 
 /**
  * Request fields a hit's answer is judged by. A request with any other field (a pinned `tip`,
@@ -55,10 +55,7 @@ export function hitReuse(
 ): LaneReuse {
   return {
     valid: () => cache.stillServes(key, entry, policy),
-    headers: (now) => {
-      const h = cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }, now);
-      return ['cache-status', h['cache-status'], 'age', h.age];
-    },
+    headers: hitHeaderPairs(entry),
     served: () => cache.countHit(key),
   };
 }
