@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheHeaders } from '../../../src/service/cache-status.js';
+import { cacheHeaders, hitHeaderPairs } from '../../../src/service/cache-status.js';
 
 const now = 1_000_000;
 
@@ -85,5 +85,33 @@ describe('cacheHeaders (RFC 9211 Cache-Status, Age)', () => {
         now,
       ),
     ).toEqual({ 'cache-status': 'clarity-cache; fwd=stale; ttl=0; detail=stale-if-error', age: '90' });
+  });
+});
+
+describe('hitHeaderPairs (replayed hits)', () => {
+  it('gives the hit headers of the moment, and the same array until Age or ttl moves a whole second', () => {
+    const entry = {
+      value: '',
+      storedAt: now,
+      staleAt: now + 10_500,
+      expiresAt: now + 10_500,
+      tipHeight: null,
+    };
+    const pairs = hitHeaderPairs(entry);
+    const expected = (t: number) => {
+      const h = cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }, t);
+      return ['cache-status', h['cache-status'], 'age', h.age];
+    };
+    const first = pairs(now + 100);
+    expect(first).toEqual(expected(now + 100));
+    expect(pairs(now + 400)).toBe(first);
+    // ttl moves first (10.5 s of freshness: 10 left until +500, 9 after), then Age at +1000.
+    const second = pairs(now + 600);
+    expect(second).not.toBe(first);
+    expect(second).toEqual(expected(now + 600));
+    const third = pairs(now + 1_000);
+    expect(third).toEqual(expected(now + 1_000));
+    expect(third[3]).toBe('1');
+    for (let t = now; t < now + 12_000; t += 137) expect(pairs(t)).toEqual(expected(t));
   });
 });
