@@ -5,6 +5,7 @@
 import { createGateway } from './app.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { unknownVariableWarnings } from './config/unknown.js';
+import { tuneHeapGrowth } from './observability/heap-growth.js';
 import { redact, registerSecret } from './observability/redact.js';
 import { publicUrl, startupFacts } from './observability/startup-line.js';
 
@@ -29,6 +30,7 @@ function registerConfigSecrets(config: ReturnType<typeof loadConfig>): void {
 }
 
 async function main(): Promise<void> {
+  tuneHeapGrowth();
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
