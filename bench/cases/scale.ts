@@ -1,6 +1,6 @@
 /**
  * scale: RSS and hit latency with 10k / 100k / 1M entries in the SQLite store (seeded directly,
- * keys built as the gateway builds them), one gateway per size (HOT_CACHE_MAX_ENTRIES=10000),
+ * keys built as the gateway builds them), one gateway per size (the default hot tier: 32 MiB),
  * taking turns round after round: wrk -t1 -c64 saturated and -c1, every request a uniformly random
  * seeded id; the 10k figures are the reference. Gateway: what `npm start` runs (package.json "main"),
  * LOG_LEVEL=warn. Goals: 1M entries RSS ≤ 256 MiB; hit p99 ≤ 1.5× the 10k figure; hits spread
@@ -12,6 +12,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { hashArguments, readOnlyKey } from '../../src/cache/keys.js';
+import { HOT_TIER_MAX_BYTES } from '../../src/cache/stores/create.js';
+import { approximateBytes } from '../../src/cache/stores/memory.js';
 import { SqliteStore } from '../../src/cache/stores/sqlite.js';
 import { parseClarityValue, toHex } from '../../src/clarity/index.js';
 import { MAINNET_ADDR } from '../../test/support/fixtures.js';
@@ -48,7 +50,13 @@ import {
 /** Rounds of the scale scenario (three gateways, two loads each per round). */
 const SCALE_ROUNDS = QUICK ? 1 : 3;
 const SCALE_SIZES = [10_000, 100_000, 1_000_000];
-const HOT_CACHE_MAX_ENTRIES = 10_000;
+/**
+ * Entries the default hot tier holds (HOT_CACHE_MAX_BYTES, bytes only): each seeded entry costs
+ * what the store's size estimate says (its key and the tuple's hex, as UTF-16, plus overhead).
+ */
+const HOT_TIER_ENTRIES = Math.floor(
+  HOT_TIER_MAX_BYTES / approximateBytes(entryKey(0), { value: RESULT_HEX } as never),
+);
 /**
  * Connections of the scale scenario's unsaturated runs: one request at a time, so that the p99 is
  * the latency of a hit and not of a queue.
@@ -118,7 +126,7 @@ async function scaleCase(node: FakeNodeProc) {
       await SqliteStore.open(dir, 'clarity-cache.db', { sweepIntervalMs: 0 }).close();
       log(`scale: seeding ${size} entries`);
       const seedMs = seed(dir, 0, size);
-      const gw = await gateway(node.url, dir, { HOT_CACHE_MAX_ENTRIES: String(HOT_CACHE_MAX_ENTRIES) });
+      const gw = await gateway(node.url, dir);
       await node.call({ cmd: 'resetStats' });
       // The first and last seeded keys are hits: the key layout matches the gateway's.
       await expectOk(`${gw.url}${ENTRY_PATH}`, entryBody(0));
@@ -165,7 +173,7 @@ async function scaleCase(node: FakeNodeProc) {
         entries: s.entries,
         dbFileMiB: round(fs.statSync(path.join(s.dir, 'clarity-cache.db')).size / 1024 / 1024, 1),
         seedMs: round(s.seedMs, 0),
-        hotTierShare: round(Math.min(1, HOT_CACHE_MAX_ENTRIES / s.entries), 3),
+        hotTierShare: round(Math.min(1, HOT_TIER_ENTRIES / s.entries), 3),
         memoryIdle: s.memoryIdle,
         /** After every round of load. */
         memory: memoryOf(s.gw.proc.pid),
@@ -240,11 +248,11 @@ function notes(scale: Scale): string[] {
     '**4. Scale.** Three SQLite files, seeded directly (better-sqlite3, one transaction per 100k rows)',
     'with 10k, 100k and 1M rows whose keys are built by src/cache/keys.ts exactly as the gateway builds',
     'them for `get-entry(u<id>)`, each holding the real tuple result hex; one gateway per file (default',
-    'hot tier, HOT_CACHE_MAX_ENTRIES=10000), all three running, taking turns for the load round after',
+    `hot tier: HOT_CACHE_MAX_BYTES 32 MiB, no count bound, about ${HOT_TIER_ENTRIES.toLocaleString('en-US')} of these entries), all three running, taking turns for the load round after`,
     `round (${SCALE_ROUNDS} rounds, order reversed every other round; medians). Load: the same 64`,
     'connections, every request for a uniformly random id of the seeded range (bench/load.ts builds each',
-    'body), so with 10k entries practically every hit comes from the hot tier, with 100k about 10 % and',
-    'with 1M about 1 %: the rest are SQLite reads (then promoted into the hot tier, evicting others).',
+    `body), so with 10k entries every hit comes from the hot tier, with 100k about ${Math.round((100 * HOT_TIER_ENTRIES) / 100_000)} % and`,
+    `with 1M about ${Math.round((100 * HOT_TIER_ENTRIES) / 1_000_000)} %: the rest are SQLite reads (then promoted into the hot tier, evicting others).`,
     'Each size is loaded twice per round: saturated over 64 connections (as fast as answered: its p99 is',
     'mostly queueing, so its ratio follows the throughput ratio), then over one connection, one request at',
     'a time (its p99 is the latency of a hit itself). The 2× target is checked on both.',
@@ -277,7 +285,7 @@ async function run() {
         durationS: DURATION_S,
         scaleRounds: SCALE_ROUNDS,
         scaleSizes: SCALE_SIZES,
-        hotCacheMaxEntries: HOT_CACHE_MAX_ENTRIES,
+        hotTierEntries: HOT_TIER_ENTRIES,
         scaleSerialConnections: SCALE_SERIAL_CONNECTIONS,
       },
       rows: rows(results),

@@ -57,8 +57,8 @@ export interface Config {
   readonly apiKeysRequired: boolean;
   /** Requests per minute of each keyless client address on the API routes; undefined = no limit. */
   readonly anonymousRequestsPerMinute: number | undefined;
-  /** Entries held in the in-memory hot tier in front of the persistent store. */
-  readonly hotCacheMaxEntries: number;
+  /** Most entries in the in-memory hot tier; undefined = bounded by hotCacheMaxBytes alone. */
+  readonly hotCacheMaxEntries: number | undefined;
   /** Byte budget of the hot tier (approximate: UTF-16 size of keys and values plus overhead). */
   readonly hotCacheMaxBytes: number;
   /** Byte budget of the parsed-ABI memo (estimated heap size of the parsed documents). */
@@ -291,7 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamMaxWaitingPerClient: intVar(env, 'UPSTREAM_MAX_WAITING_PER_CLIENT'),
     trustProxy: hops(env, 'TRUST_PROXY'),
     ...access(env),
-    hotCacheMaxEntries: intVar(env, 'HOT_CACHE_MAX_ENTRIES'),
+    hotCacheMaxEntries: optionalIntVar(env, 'HOT_CACHE_MAX_ENTRIES'),
     // Defaults keep RSS under the benchmark's 256 MiB bound with 1M entries in SQLite.
     hotCacheMaxBytes: intVar(env, 'HOT_CACHE_MAX_BYTES'),
     abiMemoMaxBytes: intVar(env, 'ABI_MEMO_MAX_BYTES'),

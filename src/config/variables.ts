@@ -159,15 +159,15 @@ export const VARIABLES: readonly Variable[] = [
   {
     name: 'HOT_CACHE_MAX_ENTRIES',
     kind: int(1),
-    default: '10000',
-    doc: 'entries in the in-memory hot tier in front of the persistent store',
+    default: undefined,
+    doc: 'an optional count bound of the in-memory hot tier in front of the persistent store; unset, the tier is bounded by `HOT_CACHE_MAX_BYTES` alone',
   },
   {
     name: 'HOT_CACHE_MAX_BYTES',
     kind: int(1024 * 1024),
     default: String(32 * 1024 * 1024),
     shownDefault: '`33554432` (32 MiB)',
-    doc: 'byte budget of the hot tier (at least 1 MiB); whichever bound is reached first evicts',
+    doc: 'byte budget of the hot tier (at least 1 MiB): 32 MiB holds about 27,000 typical read-only results (a 200-byte tuple, its key and bookkeeping come to ~1.2 KB); with `HOT_CACHE_MAX_ENTRIES` set too, whichever bound is reached first evicts',
   },
   {
     name: 'ABI_MEMO_MAX_BYTES',

@@ -96,7 +96,9 @@ describe('loadConfig', () => {
     const defaults = loadConfig({});
     expect(defaults.hotCacheMaxBytes).toBe(32 * 1024 * 1024);
     expect(defaults.abiMemoMaxBytes).toBe(16 * 1024 * 1024);
-    expect(defaults.hotCacheMaxEntries).toBe(10_000);
+    // The hot tier is sized in bytes; a count bound only when asked for.
+    expect(defaults.hotCacheMaxEntries).toBeUndefined();
+    expect(loadConfig({ HOT_CACHE_MAX_ENTRIES: '500' }).hotCacheMaxEntries).toBe(500);
     const set = loadConfig({ HOT_CACHE_MAX_BYTES: '8388608', ABI_MEMO_MAX_BYTES: '4194304' });
     expect(set.hotCacheMaxBytes).toBe(8 * 1024 * 1024);
     expect(set.abiMemoMaxBytes).toBe(4 * 1024 * 1024);

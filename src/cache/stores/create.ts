@@ -5,10 +5,10 @@
  *   redis   TieredStore(hot tier, RedisStore(REDIS_URL))       persistent, shared
  *   memory  MemoryStore                                        lost on restart
  *
- * The hot tier holds HOT_CACHE_MAX_ENTRIES entries and at most HOT_CACHE_MAX_BYTES. With
- * no store behind it, the memory store is given ten times as many entries
- * (MEMORY_STORE_ENTRY_FACTOR) and a larger byte budget (MEMORY_STORE_MAX_BYTES): it is the
- * whole cache, but still bounded.
+ * The hot tier holds at most HOT_CACHE_MAX_BYTES (and HOT_CACHE_MAX_ENTRIES entries when that
+ * is set). With no store behind it, the memory store is given ten times as many entries
+ * (MEMORY_STORE_ENTRY_FACTOR, when a count is set) and a larger byte budget
+ * (MEMORY_STORE_MAX_BYTES): it is the whole cache, but still bounded.
  */
 import type { Config } from '../../config/index.js';
 import type { CacheStore } from '../store.js';
@@ -52,7 +52,10 @@ export async function createStore(config: StoreConfig, hooks: StoreHooks): Promi
   switch (config.cacheStore) {
     case 'memory':
       return new MemoryStore({
-        maxEntries: config.hotCacheMaxEntries * MEMORY_STORE_ENTRY_FACTOR,
+        maxEntries:
+          config.hotCacheMaxEntries === undefined
+            ? undefined
+            : config.hotCacheMaxEntries * MEMORY_STORE_ENTRY_FACTOR,
         maxBytes: MEMORY_STORE_MAX_BYTES,
       });
     case 'sqlite':

@@ -10,11 +10,12 @@ import type { CacheStore, EntryMeta } from '../store.js';
 import { SortedKeys } from './sorted-keys.js';
 
 export interface MemoryStoreOptions {
-  /** Most entries held; the least recently used is evicted beyond it. */
-  readonly maxEntries: number;
+  /** Most entries held; the least recently used is evicted beyond it. Unset = byte bound only. */
+  readonly maxEntries?: number | undefined;
   /**
    * Approximate memory budget in bytes (UTF-16 keys and values plus a fixed overhead per
-   * entry). An entry larger than the whole budget is not kept. Unset = count bound only.
+   * entry). An entry larger than the whole budget is not kept. Unset = count bound only (one
+   * of the two is required).
    */
   readonly maxBytes?: number;
   /** Clock in epoch ms; injectable so tests can advance time without sleeping. */
@@ -40,8 +41,12 @@ export class EntryLru {
   readonly #sorted: SortedKeys | undefined;
 
   constructor(options: MemoryStoreOptions) {
-    if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1) {
-      throw new RangeError(`maxEntries must be a positive integer, got ${options.maxEntries}`);
+    const { maxEntries, maxBytes } = options;
+    if (maxEntries !== undefined && (!Number.isInteger(maxEntries) || maxEntries < 1)) {
+      throw new RangeError(`maxEntries must be a positive integer, got ${maxEntries}`);
+    }
+    if (maxEntries === undefined && maxBytes === undefined) {
+      throw new RangeError('a memory store needs maxEntries, maxBytes or both');
     }
     this.#now = options.now ?? Date.now;
     const now = this.#now;
@@ -57,14 +62,18 @@ export class EntryLru {
               if (reason !== 'set') sorted.remove(key);
             },
           }),
-      max: options.maxEntries,
-      ...(options.maxBytes === undefined
+      ...(maxEntries === undefined ? {} : { max: maxEntries }),
+      ...(maxBytes === undefined
         ? {}
-        : { maxSize: options.maxBytes, sizeCalculation: (entry, key) => approximateBytes(key, entry) }),
+        : {
+            maxSize: maxBytes,
+            sizeCalculation: (entry: CacheEntry, key: string) => approximateBytes(key, entry),
+          }),
       // Same clock as expiresAt, read on every check (no cached "now" timer).
       perf: { now },
       ttlResolution: 0,
-    });
+      // One of max and maxSize is always there (checked above); lru-cache's types cannot see it.
+    } as LRUCache.Options<string, CacheEntry, unknown>);
   }
 
   get(key: string): CacheEntry | undefined {

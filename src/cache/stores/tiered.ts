@@ -35,8 +35,8 @@ export interface TieredStoreOptions {
 }
 
 export interface HotTierOptions {
-  /** Most entries in the hot tier. */
-  readonly maxEntries: number;
+  /** Most entries in the hot tier; unset = bounded by maxBytes alone. */
+  readonly maxEntries?: number | undefined;
   /** Approximate byte budget of the hot tier; larger entries live in the cold store only. */
   readonly maxBytes?: number;
 }

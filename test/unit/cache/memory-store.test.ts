@@ -42,6 +42,24 @@ describe('MemoryStore', () => {
     expect(await store.get('k:9')).toBeUndefined();
   });
 
+  it('is bounded by bytes alone when no count is given: many small entries, few large ones', async () => {
+    const bytesOf = (n: number) =>
+      approximateBytes('k:0', {
+        value: 'x'.repeat(n),
+        storedAt: 0,
+        staleAt: null,
+        expiresAt: null,
+        tipHeight: null,
+      });
+    const store = new MemoryStore({ maxBytes: bytesOf(1_000) * 4 });
+    for (let i = 0; i < 20; i++) await store.set(`k:${i}`, 'x'.repeat(100));
+    // Twenty small entries fit in the budget of four large ones: no count bound got in the way.
+    expect(store.size).toBe(20);
+    for (let i = 0; i < 10; i++) await store.set(`k:${i}`, 'x'.repeat(1_000));
+    expect(store.size).toBeLessThan(20);
+    expect(() => new MemoryStore({})).toThrow(RangeError);
+  });
+
   it('drops expired entries from the count when they are read', async () => {
     const clock = testClock();
     const store = new MemoryStore({ maxEntries: 10, now: clock.now });
