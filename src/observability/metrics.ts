@@ -205,12 +205,12 @@ export class Metrics {
   }
 
   /**
-   * The two per-request counters are tallied in plain maps and handed to prom-client only
-   * when scraped: resolving labels is most of what a prom-client update costs, and these run
-   * on every request, cache hits included.
+   * The two per-request counters are tallied here (a list of every tally, for the scrape) and
+   * handed to prom-client only when scraped: resolving labels is most of what a prom-client
+   * update costs, and these run on every request, cache hits included.
    */
-  readonly #requestTallies = new Map<string, Tally<'route' | 'method' | 'status'>>();
-  readonly #cacheTallies = new Map<string, Tally<'endpoint' | 'outcome'>>();
+  readonly #requestTallies: Tally<'route' | 'method' | 'status'>[] = [];
+  readonly #cacheTallies: Tally<'endpoint' | 'outcome'>[] = [];
   /**
    * The same tallies reached through the label values one at a time: counting a request builds
    * no key text (joining the labels into a string and hashing it was a visible part of a
@@ -229,7 +229,7 @@ export class Metrics {
 
   #newRequestTally(route: string, method: string, status: number): void {
     const tally = { labels: { route, method, status: String(status) }, n: 1 };
-    this.#requestTallies.set(`${route} ${method} ${status}`, tally);
+    this.#requestTallies.push(tally);
     let byMethod = this.#requestIndex.get(route);
     if (byMethod === undefined) {
       byMethod = new Map();
@@ -248,7 +248,7 @@ export class Metrics {
     if (tally !== undefined) tally.n++;
     else {
       const made = { labels: { endpoint, outcome }, n: 1 };
-      this.#cacheTallies.set(`${endpoint} ${outcome}`, made);
+      this.#cacheTallies.push(made);
       let byOutcome = this.#cacheIndex.get(endpoint);
       if (byOutcome === undefined) {
         byOutcome = new Map();
@@ -331,7 +331,7 @@ interface Tally<L extends string> {
 }
 
 /** Set a counter to the running totals of its tallies (counters only go up, so reset + inc). */
-function publish<L extends string>(counter: Counter<L>, tallies: Map<string, Tally<L>>): void {
+function publish<L extends string>(counter: Counter<L>, tallies: readonly Tally<L>[]): void {
   counter.reset();
-  for (const { labels, n } of tallies.values()) counter.inc(labels as never, n);
+  for (const { labels, n } of tallies) counter.inc(labels as never, n);
 }
