@@ -249,22 +249,17 @@ export class FastLane {
     const length = Number(h['content-length']);
     if (!Number.isSafeInteger(length) || length < 0 || length > this.#maxBodyBytes) return false;
     const start = performance.now();
-    let first: Buffer | undefined;
-    let more: Buffer[] | undefined;
+    const chunks: Buffer[] = [];
     let received = 0;
     /** Answered by the lane, or handed to Fastify: later events of this request are not ours. */
     let settled = false;
     /** The whole body, once its last announced byte arrived and the lane had no answer for it. */
     let unanswered: Buffer | undefined;
-    const whole = (): Buffer => (more === undefined ? (first ?? EMPTY) : Buffer.concat(more));
+    const whole = (): Buffer => (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
     // Listeners stay attached once settled (removing them cost more than the flag, measured).
     req.on('data', (chunk: Buffer) => {
       if (settled) return;
-      if (first === undefined) first = chunk;
-      else {
-        more ??= [first];
-        more.push(chunk);
-      }
+      chunks.push(chunk);
       received += chunk.length;
       if (received !== length) return;
       // The last byte Content-Length announced: answer now, not a tick later at 'end'.
@@ -449,8 +444,6 @@ export class FastLane {
     }
   }
 }
-
-const EMPTY = Buffer.alloc(0);
 
 function addTo(byBody: Map<string, LaneEntry[]>, entry: LaneEntry): void {
   const bodyKey = entry.requestBody.toString('latin1');
