@@ -20,6 +20,12 @@ export interface CacheEntry {
   /** Chain tip height the value was read at; null when unknown (then it fits no block bound). */
   readonly tipHeight: number | null;
   /**
+   * True when tipHeight is the height the answering node reported with the value (its
+   * X-Canonical-Stacks-Tip-Height), not the gateway's own tip knowledge: only such a height can
+   * start the event observer's proof of currency (docs/events.md). Absent = not reported.
+   */
+  readonly tipReported?: boolean | undefined;
+  /**
    * The chain the value was read from (docs/freshness.md, "Chain identity"): its network id
    * and genesis hash as the upstreams reported them; absent when unknown at write time.
    */
@@ -40,6 +46,8 @@ export class CorruptEntryError extends Error {
 export interface EntryMeta {
   /** Chain tip height the value was read at. */
   readonly tipHeight?: number | null | undefined;
+  /** The height is the answering node's own (CacheEntry.tipReported). */
+  readonly tipReported?: boolean | undefined;
   /** The chain identity the value was read under (CacheEntry.chain). */
   readonly chain?: string | undefined;
   /**
@@ -59,6 +67,7 @@ export function newEntry(value: string, now: number, ttlMs?: number, meta: Entry
     staleAt,
     expiresAt: staleAt === null ? null : staleAt + Math.max(0, keep),
     tipHeight: meta.tipHeight ?? null,
+    ...(meta.tipReported === true && meta.tipHeight != null ? { tipReported: true } : {}),
     ...(meta.chain === undefined ? {} : { chain: meta.chain }),
   };
 }

@@ -49,6 +49,8 @@ interface Encoded {
   h?: number | null;
   /** chain identity; absent when unknown. */
   c?: string;
+  /** 1 when h is the answering node's own height (CacheEntry.tipReported); absent otherwise. */
+  r?: 1;
 }
 
 /**
@@ -90,7 +92,8 @@ function decode(raw: string, key: string): CacheEntry {
     !isTime(e.e) ||
     !(e.t === undefined || isTime(e.t)) ||
     !(e.h === undefined || isTime(e.h)) ||
-    !(e.c === undefined || typeof e.c === 'string')
+    !(e.c === undefined || typeof e.c === 'string') ||
+    !(e.r === undefined || e.r === 1)
   ) {
     throw new CorruptEntryError(key, 'the redis value has an unexpected shape');
   }
@@ -101,6 +104,7 @@ function decode(raw: string, key: string): CacheEntry {
     expiresAt: e.e,
     tipHeight: e.h ?? null,
     ...(e.c === undefined ? {} : { chain: e.c }),
+    ...(e.r === 1 ? { tipReported: true } : {}),
   };
 }
 
@@ -165,6 +169,7 @@ export class RedisStore implements CacheStore {
     const { expiresAt } = entry;
     const encoded: Encoded = { v: value, s: now, t: entry.staleAt, e: expiresAt, h: entry.tipHeight };
     if (typeof entry.chain === 'string') encoded.c = entry.chain;
+    if (entry.tipReported === true) encoded.r = 1;
     const json = JSON.stringify(encoded);
     const ns = namespaceOf(key);
     const index = this.#indexKey(ns);

@@ -42,6 +42,7 @@ interface Row {
   expires_at: number | null;
   tip_height: number | null;
   chain: string | null;
+  tip_reported: number | null;
 }
 
 export { prefixSuccessor } from './key-range.js';
@@ -65,7 +66,8 @@ CREATE TABLE IF NOT EXISTS entries (
   expires_at INTEGER,
   stale_at INTEGER,
   tip_height INTEGER,
-  chain TEXT
+  chain TEXT,
+  tip_reported INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_expires_at ON entries(expires_at) WHERE expires_at IS NOT NULL;
 `;
@@ -84,6 +86,8 @@ const ADDED_COLUMNS: readonly { name: string; add: string; backfill?: string }[]
   { name: 'tip_height', add: 'ALTER TABLE entries ADD COLUMN tip_height INTEGER' },
   // The chain an entry was read from: unknown (NULL) for rows written before.
   { name: 'chain', add: 'ALTER TABLE entries ADD COLUMN chain TEXT' },
+  // Whether tip_height is the answering node's own: not known (NULL) for rows written before.
+  { name: 'tip_reported', add: 'ALTER TABLE entries ADD COLUMN tip_reported INTEGER' },
 ];
 
 /** Bring a table created by an older version up to SCHEMA, in one transaction. */
@@ -116,7 +120,7 @@ export class SqliteStore implements CacheStore {
 
   readonly #get: Database.Statement<[string], Row>;
   readonly #upsert: Database.Statement<
-    [string, string, number, number | null, number | null, number | null, string | null]
+    [string, string, number, number | null, number | null, number | null, string | null, 1 | null]
   >;
   readonly #delete: Database.Statement<[string]>;
   readonly #deleteIfExpired: Database.Statement<[string, number]>;
@@ -156,13 +160,13 @@ export class SqliteStore implements CacheStore {
         db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxBytes / pageSize))}`);
       }
       this.#get = db.prepare<[string], Row>(
-        'SELECT value, stored_at, stale_at, expires_at, tip_height, chain FROM entries WHERE key = ?',
+        'SELECT value, stored_at, stale_at, expires_at, tip_height, chain, tip_reported FROM entries WHERE key = ?',
       );
       this.#upsert = db.prepare(
-        `INSERT INTO entries (key, value, stored_at, stale_at, expires_at, tip_height, chain) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO entries (key, value, stored_at, stale_at, expires_at, tip_height, chain, tip_reported) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at,
            stale_at = excluded.stale_at, expires_at = excluded.expires_at, tip_height = excluded.tip_height,
-           chain = excluded.chain`,
+           chain = excluded.chain, tip_reported = excluded.tip_reported`,
       );
       this.#delete = db.prepare('DELETE FROM entries WHERE key = ?');
       this.#deleteIfExpired = db.prepare(
@@ -223,6 +227,7 @@ export class SqliteStore implements CacheStore {
       expiresAt: row.expires_at,
       tipHeight: row.tip_height,
       ...(row.chain === null ? {} : { chain: row.chain }),
+      ...(row.tip_reported === 1 ? { tipReported: true } : {}),
     };
     const now = this.#now();
     if (!isLive(entry, now)) {
@@ -239,7 +244,16 @@ export class SqliteStore implements CacheStore {
   async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
     const e = newEntry(value, this.#now(), ttlMs, meta);
     this.#write(() =>
-      this.#upsert.run(key, value, e.storedAt, e.staleAt, e.expiresAt, e.tipHeight, e.chain ?? null),
+      this.#upsert.run(
+        key,
+        value,
+        e.storedAt,
+        e.staleAt,
+        e.expiresAt,
+        e.tipHeight,
+        e.chain ?? null,
+        e.tipReported === true ? 1 : null,
+      ),
     );
     // Only a stored entry proves the store can write again: a delete succeeds on a full disk.
     this.#writeError = undefined;

@@ -1,21 +1,14 @@
 /**
  * What a block touched (docs/events.md): the contracts its transactions call or deploy, the
  * contracts its events name, and every contract those calls reach by literal
- * `contract-call?`. A transaction that cannot be decoded, a call that cannot be named
- * statically, a transfer, a coinbase, a tenure change or a burnchain operation touches
- * everything: they move balances and block data that context-reading entries read, or their
- * reach is unknown.
+ * `contract-call?`. What each transaction can change is decided from its bytes
+ * (transactions.ts): transfers, coinbases and tenure changes touch no contract; a
+ * transaction that cannot be decoded, a burnchain operation, or a call whose reach cannot be
+ * named statically touches everything.
  */
-import {
-  addressFromVersionHash,
-  addressHashModeToVersion,
-  addressToString,
-  deserializeTransaction,
-  PayloadType,
-  type StacksTransactionWire,
-} from '@stacks/transactions';
 import type { DependencyAnalyzer } from '../../clarity/analysis/index.js';
 import { TOUCHES_ALL, type Touched } from '../block-ledger.js';
+import { classifyTransaction, type TransactionEffect } from './transactions.js';
 
 export interface BlockContent {
   readonly transactions: readonly { readonly raw_tx: string }[];
@@ -38,62 +31,58 @@ const EVENT_KEYS = [
   'nft_burn_event',
 ] as const;
 
-/** The transaction version byte of mainnet (testnet is 0x80). */
-const MAINNET_TX_VERSION = 0x00;
-
 const CONTRACT_ID = /^S[0-9A-Z]{27,40}\.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,127}$/;
 
-export async function blockEffects(block: BlockContent, analyzer: DependencyAnalyzer): Promise<BlockEffects> {
-  const contracts = new Set<string>();
+export function blockEffects(block: BlockContent, analyzer: DependencyAnalyzer): Promise<BlockEffects> {
+  return effectsOf(
+    block.transactions.map((tx) => classifyTransaction(tx.raw_tx)),
+    eventContracts(block.events),
+    analyzer,
+  );
+}
+
+/**
+ * A block's effects from its transactions, already classified, and the contracts its events
+ * name: the transactions' reach comes from the dependency analysis, in block order (a contract
+ * deployed earlier in the block is known to the calls after it).
+ */
+export async function effectsOf(
+  transactions: readonly TransactionEffect[],
+  named: Iterable<string>,
+  analyzer: DependencyAnalyzer,
+): Promise<BlockEffects> {
+  const contracts = new Set<string>(named);
   const deployed: string[] = [];
   let all = false;
-  for (const { raw_tx } of block.transactions) {
-    const tx = decode(raw_tx);
-    if (tx === undefined) {
-      all = true;
-      continue;
-    }
-    const payload = tx.payload;
-    if (payload.payloadType === PayloadType.ContractCall) {
-      const contractId = `${addressToString(payload.contractAddress)}.${payload.contractName.content}`;
-      const deps = await analyzer.dependencies(contractId, payload.functionName.content);
-      for (const id of deps.contracts) contracts.add(id);
-      if (deps.dynamicCall) all = true;
-    } else if (
-      payload.payloadType === PayloadType.SmartContract ||
-      payload.payloadType === PayloadType.VersionedSmartContract
-    ) {
-      const contractId = `${deployerOf(tx)}.${payload.contractName.content}`;
-      deployed.push(contractId);
-      contracts.add(contractId);
-      try {
-        analyzer.learn(contractId, payload.codeBody.content);
-        const deps = await analyzer.deployment(contractId);
+  for (const tx of transactions) {
+    switch (tx.kind) {
+      case 'none':
+        break;
+      case 'all':
+        all = true;
+        break;
+      case 'call': {
+        const deps = await analyzer.dependencies(tx.contractId, tx.functionName);
         for (const id of deps.contracts) contracts.add(id);
         if (deps.dynamicCall) all = true;
-      } catch {
-        all = true;
+        break;
       }
-    } else all = true;
+      case 'deploy': {
+        deployed.push(tx.contractId);
+        contracts.add(tx.contractId);
+        try {
+          analyzer.learn(tx.contractId, tx.source);
+          const deps = await analyzer.deployment(tx.contractId);
+          for (const id of deps.contracts) contracts.add(id);
+          if (deps.dynamicCall) all = true;
+        } catch {
+          all = true;
+        }
+        break;
+      }
+    }
   }
-  for (const id of eventContracts(block.events)) contracts.add(id);
   return { touched: all ? TOUCHES_ALL : { all: false, contracts }, deployed };
-}
-
-function decode(rawTx: string): StacksTransactionWire | undefined {
-  try {
-    return deserializeTransaction(rawTx.startsWith('0x') ? rawTx.slice(2) : rawTx);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The address that signed (and so deployed) a transaction. */
-function deployerOf(tx: StacksTransactionWire): string {
-  const condition = tx.auth.spendingCondition;
-  const network = tx.transactionVersion === MAINNET_TX_VERSION ? 'mainnet' : 'testnet';
-  const version = addressHashModeToVersion(condition.hashMode, network);
-  return addressToString(addressFromVersionHash(version, condition.signer));
 }
 
 /** Contract ids named by events (`contract_identifier`, the contract part of `asset_identifier`). */

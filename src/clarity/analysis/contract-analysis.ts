@@ -1,6 +1,7 @@
 /**
  * What one contract's source says about each of its functions, from the contract alone: the
- * contracts it names by literal `contract-call?`, the functions of its own it calls, whether it
+ * contracts it names by literal `contract-call?`, the functions of its own it calls (by name at
+ * the head of a list or handed as a value to `map`, `fold` and `filter`), whether it
  * reads the chain's context (block heights, balances, block info, `at-block`) and whether it
  * calls a contract it cannot name statically (a trait parameter). dependencies.ts follows the
  * calls transitively. See docs/events.md.
@@ -21,6 +22,9 @@ export const CONTEXT_READS: ReadonlySet<string> = new Set([
   'get-tenure-info?',
   'get-burn-block-info?',
   'at-block',
+  // Clarity 4: the time of the current block, and the hash of any contract (a deploy sets it).
+  'stacks-block-time',
+  'contract-hash?',
 ]);
 
 /** A literal `contract-call?`: the callee's contract id and the function named. */
@@ -106,6 +110,10 @@ function walk(
     switch (e.kind) {
       case 'atom':
         if (CONTEXT_READS.has(e.name)) readsContext = true;
+        // A function of its own named anywhere is a call of it: at the head of a list, and as
+        // a value handed to `map`, `fold` or `filter`, which call it. Clarity forbids
+        // shadowing a defined name, so the name can mean nothing else.
+        else if (ownFunctions.has(e.name) && e.name !== name) internal.add(e.name);
         return;
       case 'tuple':
         for (const entry of e.entries) visit(entry.value);
@@ -120,7 +128,7 @@ function walk(
                 functionName: fn.name,
               });
             } else dynamicCall = true;
-          } else if (ownFunctions.has(head.name) && head.name !== name) internal.add(head.name);
+          }
         }
         for (const item of e.items) visit(item);
         return;

@@ -3,7 +3,7 @@
  * reaches by literal `contract-call?`, through its own private functions and into the called
  * contracts' functions, and whether anything on the way reads the chain's context or calls a
  * contract it cannot name (then the function is volatile: no block can be proven not to
- * change it). Sources come through an injected port; each contract's analysis is memoised
+ * change it). Boot contracts are volatile whatever their code: the node writes their state. Sources come through an injected port; each contract's analysis is memoised
  * (a contract's code never changes once deployed), and a source that could not be fetched is
  * asked again next time.
  */
@@ -27,6 +27,16 @@ export interface Dependencies {
   readonly dynamicCall: boolean;
   /** readsContext || dynamicCall: only the plain block rule applies. */
   readonly volatile: boolean;
+}
+
+/** The addresses of the boot contracts (pox-4, signers, ...), mainnet and testnet. */
+const BOOT_ADDRESSES: ReadonlySet<string> = new Set([
+  'SP000000000000000000002Q6VF78',
+  'ST000000000000000000002AMW42H',
+]);
+
+export function isBootContract(contractId: string): boolean {
+  return BOOT_ADDRESSES.has(contractId.slice(0, contractId.indexOf('.')));
 }
 
 export interface DependencyAnalyzerOptions {
@@ -113,6 +123,12 @@ export class DependencyAnalyzer {
     if (seen.has(key)) return;
     seen.add(key);
     acc.contracts.add(contractId);
+    // The node writes boot contracts' state itself at reward-cycle boundaries (unlocks, signer
+    // sets), with no transaction: whatever reaches one is volatile, whatever its code says.
+    if (isBootContract(contractId)) {
+      acc.readsContext = true;
+      return;
+    }
     let analysis: ContractAnalysis;
     try {
       analysis = await this.analysis(contractId);

@@ -117,6 +117,19 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       expect((await store.get('ro:tip'))?.tipHeight).toBeNull();
     });
 
+    it("keeps whether the tip height is the answering node's own, and overwrites it", async () => {
+      await store.set('ro:own', 'v', undefined, { tipHeight: 12, tipReported: true });
+      expect(await store.get('ro:own')).toMatchObject({ tipHeight: 12, tipReported: true });
+      // The gateway's own tip knowledge: no proof may start from it.
+      await store.set('ro:own', 'w', undefined, { tipHeight: 13 });
+      const plain = await store.get('ro:own');
+      expect(plain?.tipHeight).toBe(13);
+      expect(plain?.tipReported).toBeUndefined();
+      // No height at all: nothing to report.
+      await store.set('ro:own', 'x', undefined, { tipReported: true });
+      expect((await store.get('ro:own'))?.tipReported).toBeUndefined();
+    });
+
     it('holds a stale entry past its ttl for keepStaleMs, then drops it', async () => {
       const t = clock.now();
       await store.set('ro:stale', 'v', 1_000, { keepStaleMs: 500, tipHeight: 7 });

@@ -1,14 +1,25 @@
 import { readFile } from 'node:fs/promises';
 import {
+  AddressHashMode,
+  Cl,
+  createCoinbasePayload,
+  createNakamotoCoinbasePayload,
+  createSingleSigSpendingCondition,
+  createStandardAuth,
+  createTenureChangePayload,
   getAddressFromPrivateKey,
   makeContractCall,
   makeContractDeploy,
   makeRandomPrivKey,
   makeSTXTokenTransfer,
+  privateKeyToPublic,
+  StacksTransactionWire,
   serializeTransaction,
+  TenureChangeCause,
 } from '@stacks/transactions';
 import { describe, expect, it } from 'vitest';
 import { blockEffects, eventContracts } from '../../../src/chain/observer/touched.js';
+import { classifyTransaction } from '../../../src/chain/observer/transactions.js';
 import { DependencyAnalyzer } from '../../../src/clarity/analysis/index.js';
 
 const key = makeRandomPrivKey();
@@ -42,6 +53,29 @@ const call = async (contract: string, fn: string) =>
       functionArgs: [],
     }),
   );
+
+/** A transaction of the kinds only miners make (unsigned: the observer never checks signatures). */
+function minerTx(payload: ConstructorParameters<typeof StacksTransactionWire>[0]['payload']): string {
+  const auth = createStandardAuth(
+    createSingleSigSpendingCondition(AddressHashMode.P2PKH, privateKeyToPublic(key) as string, 0, 0),
+  );
+  return `0x${serializeTransaction(new StacksTransactionWire({ payload, auth, network: 'testnet' }))}`;
+}
+const COINBASE = minerTx(createCoinbasePayload(new Uint8Array(32).fill(1)));
+const NAKAMOTO_COINBASE = minerTx(
+  createNakamotoCoinbasePayload(new Uint8Array(32).fill(2), Cl.none(), new Uint8Array(80).fill(3)),
+);
+const TENURE_CHANGE = minerTx(
+  createTenureChangePayload(
+    '11'.repeat(20),
+    '22'.repeat(20),
+    '33'.repeat(20),
+    '44'.repeat(32),
+    3,
+    TenureChangeCause.BlockFound,
+    '55'.repeat(20),
+  ),
+);
 
 describe('blockEffects', () => {
   it('a contract call touches the contract and what the function reaches', async () => {
@@ -81,16 +115,36 @@ describe('blockEffects', () => {
     expect((await a.dependencies(`${sender}.quiet`, 'f')).volatile).toBe(false);
   });
 
-  it('a transfer, an undecodable transaction or a trait call touches everything', async () => {
+  it('a transfer, a coinbase or a tenure change touches no contract', async () => {
     const a = await analyzer();
     const transfer = await makeSTXTokenTransfer({ ...opts, recipient: DEPLOYER, amount: 1n });
-    for (const raw_tx of [
-      serializeTransaction(transfer),
-      '0x00',
-      'zz',
-      await call('router', 'go'),
-      await call('missing', 'f'),
-    ]) {
+    const effects = await blockEffects(
+      {
+        transactions: [
+          { raw_tx: serializeTransaction(transfer) },
+          { raw_tx: `0x${await call('vault', 'deposit')}` },
+        ],
+        events: [],
+      },
+      a,
+    );
+    expect(effects.touched).toEqual({
+      all: false,
+      contracts: new Set([`${DEPLOYER}.vault`, `${DEPLOYER}.demo-token`]),
+    });
+    expect(classifyTransaction(serializeTransaction(transfer))).toEqual({ kind: 'none' });
+    // Coinbase (payload 0x04), Nakamoto coinbase (0x08) and tenure change (0x07) transactions of
+    // a real testnet chain, as the node posts them.
+    for (const raw of [COINBASE, TENURE_CHANGE, NAKAMOTO_COINBASE]) {
+      expect(classifyTransaction(raw)).toEqual({ kind: 'none' });
+    }
+  });
+
+  it('a burnchain operation, an undecodable transaction or a trait call touches everything', async () => {
+    const a = await analyzer();
+    expect(classifyTransaction('0x00')).toEqual({ kind: 'all', why: 'burnchain-operation' });
+    expect(classifyTransaction('zz')).toEqual({ kind: 'all', why: 'undecodable' });
+    for (const raw_tx of ['0x00', 'zz', await call('router', 'go'), await call('missing', 'f')]) {
       expect((await blockEffects({ transactions: [{ raw_tx }], events: [] }, a)).touched).toEqual({
         all: true,
       });

@@ -96,6 +96,84 @@ describe('contract analysis', () => {
     expect((await a.dependencies(id('router'), 'get-stx')).readsContext).toBe(true);
   });
 
+  it('follows private helpers handed by name to map, fold and filter', async () => {
+    const other = `
+(define-private (height-of (x uint)) (+ x stacks-block-height))
+(define-private (balance-of (who principal)) (unwrap-panic (contract-call? .demo-token get-balance who)))
+(define-private (add (x uint) (acc uint)) (+ x acc))
+(define-private (big (x uint)) (> x u10))
+(define-private (sum-of (who principal) (acc uint)) (+ acc (balance-of who)))
+(define-read-only (heights (xs (list 5 uint))) (map height-of xs))
+(define-read-only (balances (ws (list 5 principal))) (map balance-of ws))
+(define-read-only (total (ws (list 5 principal))) (fold sum-of ws u0))
+(define-read-only (bigs (xs (list 5 uint))) (filter big xs))
+(define-read-only (sum (xs (list 5 uint))) (fold add xs u0))
+`;
+    const map = await sources();
+    map.set(id('helpers'), other);
+    const a = new DependencyAnalyzer({
+      source: async (c) => map.get(c) ?? Promise.reject(new Error('none')),
+    });
+    expect((await a.dependencies(id('helpers'), 'heights')).readsContext).toBe(true);
+    const balances = await a.dependencies(id('helpers'), 'balances');
+    expect(balances.contracts).toEqual(new Set([id('helpers'), id('demo-token')]));
+    expect(balances.volatile).toBe(false);
+    // Through fold, then a helper that calls another helper by name at the head of a list.
+    expect((await a.dependencies(id('helpers'), 'total')).contracts).toEqual(
+      new Set([id('helpers'), id('demo-token')]),
+    );
+    for (const fn of ['bigs', 'sum']) {
+      const deps = await a.dependencies(id('helpers'), fn);
+      expect(deps.contracts).toEqual(new Set([id('helpers')]));
+      expect(deps.volatile).toBe(false);
+    }
+  });
+
+  it('never takes code in comments or strings for calls, and reads every principal form', async () => {
+    const src = `
+;; (contract-call? .demo-dao get-dao-info) stacks-block-height
+(define-read-only (quiet) (begin "(contract-call? .demo-dao get-dao-info) stacks-block-height" u"burn-block-height" u1)) ; (at-block 0x00 u1)
+(define-read-only (full) (contract-call? '${DEPLOYER}.demo-dao get-dao-info))
+(define-read-only (short) (contract-call? .demo-dao get-dao-info))
+`;
+    const c = analyzeContract(id('x'), src);
+    const quiet = c.functions.get('quiet')!;
+    expect(quiet.external).toEqual([]);
+    expect(quiet.readsContext).toBe(false);
+    for (const fn of ['full', 'short']) {
+      expect(c.functions.get(fn)!.external).toEqual([
+        { contractId: id('demo-dao'), functionName: 'get-dao-info' },
+      ]);
+    }
+  });
+
+  it('makes Clarity 4 time and contract-hash reads, and every boot contract, volatile', async () => {
+    const src = `
+(define-read-only (now) stacks-block-time)
+(define-read-only (hash) (contract-hash? .demo-token))
+(define-read-only (stacker (who principal)) (contract-call? 'ST000000000000000000002AMW42H.pox-4 get-stacker-info who))
+`;
+    const fetched: string[] = [];
+    const a = new DependencyAnalyzer({
+      source: async (c) => {
+        fetched.push(c);
+        if (c === id('clock')) return src;
+        throw new Error('none');
+      },
+    });
+    expect((await a.dependencies(id('clock'), 'now')).volatile).toBe(true);
+    expect((await a.dependencies(id('clock'), 'hash')).volatile).toBe(true);
+    const stacker = await a.dependencies(id('clock'), 'stacker');
+    expect(stacker.volatile).toBe(true);
+    expect(stacker.dynamicCall).toBe(false);
+    expect(stacker.contracts).toContain('ST000000000000000000002AMW42H.pox-4');
+    for (const boot of ['SP000000000000000000002Q6VF78.pox-4', 'ST000000000000000000002AMW42H.signers']) {
+      expect((await a.dependencies(boot, 'get-anything')).volatile).toBe(true);
+    }
+    // A boot contract's source is never needed to know that.
+    expect(fetched).toEqual([id('clock')]);
+  });
+
   it('fetches each contract once (memoised), and retries a source that failed', async () => {
     const map = await sources();
     const fetched: string[] = [];
