@@ -153,8 +153,15 @@ async function run(
       return chain.callPublic(contractId, payload.functionName.content, payload.functionArgs, sender, signed);
     }
     case PayloadType.SmartContract:
-    case PayloadType.VersionedSmartContract:
       return chain.deployContract(payload.contractName.content, payload.codeBody.content, sender, signed);
+    case PayloadType.VersionedSmartContract:
+      return chain.deployContract(
+        payload.contractName.content,
+        payload.codeBody.content,
+        sender,
+        signed,
+        payload.clarityVersion,
+      );
     case PayloadType.TokenTransfer: {
       const recipient = cvToString(payload.recipient);
       if (recipient === sender) throw new DevnetCallError('TransferRecipientIsSender');

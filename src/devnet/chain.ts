@@ -23,7 +23,11 @@ import {
   applyOp,
   bootstrap,
   type ContractInterface,
+  clarityVersionFor,
   constantsOf,
+  DEFAULT_CLARITY_VERSION,
+  DEVNET_EPOCH,
+  type DevnetEpoch,
   interfaceOf,
   newSession,
   type Op,
@@ -32,7 +36,7 @@ import {
   toHex,
 } from './session.js';
 
-export type { ContractInterface, SignedTransaction } from './session.js';
+export type { ContractInterface, DevnetEpoch, SignedTransaction } from './session.js';
 
 export type CallReadResult =
   | { readonly okay: true; readonly result: string }
@@ -61,6 +65,16 @@ export class DevnetCallError extends Error {
 
 /** What made a block: a deploy, a public call, an STX transfer, or mining (empty blocks). */
 export type MadeBy = Op;
+
+/** What a transaction's block carries besides the transaction: its result and events. */
+export interface BlockOutcome {
+  /** `0x` + the serialized result; absent when the VM aborted the transaction (a runtime error). */
+  readonly result?: string;
+  /** `(ok ...)`: its writes were committed. False for an `(err ...)` and for an abort. */
+  readonly committed: boolean;
+  /** As simnet reports them (`print_event`, `ft_mint_event`, `stx_transfer_event`, ...); none when not committed. */
+  readonly events: ReadonlyArray<{ readonly event: string; readonly data: Record<string, unknown> }>;
+}
 
 interface Scratch {
   readonly simnet: Simnet;
@@ -112,15 +126,20 @@ export class DevnetChain {
   private scratchQueue: Promise<unknown> = Promise.resolve();
   private broken: string | undefined;
 
-  private constructor(main: Simnet) {
+  /** The epoch it runs in (session.ts, DevnetEpoch). */
+  readonly epoch: DevnetEpoch;
+
+  private constructor(main: Simnet, epoch: DevnetEpoch) {
     this.main = main;
+    this.epoch = epoch;
   }
 
   /** Starts an empty chain and deploys the sample contracts from the devnet deployer. */
-  static async create(): Promise<DevnetChain> {
+  static async create(options: { readonly epoch?: DevnetEpoch } = {}): Promise<DevnetChain> {
+    const epoch = options.epoch ?? DEVNET_EPOCH;
     const main = await newSession();
-    await bootstrap(main);
-    const chain = new DevnetChain(main);
+    await bootstrap(main, epoch);
+    const chain = new DevnetChain(main, epoch);
     for (let height = 0; height <= main.stacksBlockHeight; height++) {
       chain.recordBlock(height, Math.min(height, main.burnBlockHeight));
     }
@@ -248,18 +267,24 @@ export class DevnetChain {
   /**
    * Deploys a contract from `sender` in a new block. A contract that fails analysis still
    * makes its block (and takes its sender's nonce), as a node mines a failing deployment.
+   * `clarityVersion` is the version a transaction's payload names: epoch 3.1 deploys every
+   * contract as Clarity 3, epoch 3.3 as the version named (session.ts, clarityVersionFor);
+   * without a transaction, as Clarity 3.
    */
   async deployContract(
     name: string,
     source: string,
     sender: string,
     tx?: SignedTransaction,
+    clarityVersion?: number,
   ): Promise<PublicCallOutcome> {
     this.assertUsable();
     const contractId = `${sender}.${name}`;
     // Deploying over an existing contract panics simnet's VM: refuse it first, as a node does.
     if (this.deployedAt.has(contractId)) throw new DevnetCallError(`ContractAlreadyExists(${contractId})`);
-    const response = this.apply({ kind: 'deploy', name, source, sender, tx });
+    const version =
+      tx === undefined ? DEFAULT_CLARITY_VERSION : clarityVersionFor(this.epoch, clarityVersion);
+    const response = this.apply({ kind: 'deploy', name, source, sender, tx, clarityVersion: version });
     const height = this.tipHeight;
     // Recorded at once, so that a second deployment of it is refused while the interface is derived.
     this.sources.set(contractId, source);
@@ -267,7 +292,7 @@ export class DevnetChain {
     const listed = this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>;
     for (const [id, iface] of listed) this.interfaces.set(id, iface);
     if (!this.interfaces.has(contractId)) {
-      const derived = await this.derivedInterface(name, source, sender, height);
+      const derived = await this.derivedInterface({ name, source, sender, clarityVersion: version }, height);
       if (!derived) throw new Error(`deploying ${contractId}: no contract interface`);
       this.interfaces.set(contractId, derived);
     }
@@ -280,12 +305,10 @@ export class DevnetChain {
    * is derived on the scratch session as of the block before (session.ts, interfaceOf).
    */
   private derivedInterface(
-    name: string,
-    source: string,
-    sender: string,
+    deployment: { name: string; source: string; sender: string; clarityVersion: number },
     height: number,
   ): Promise<ContractInterface | undefined> {
-    return this.probe(height - 1, (simnet) => interfaceOf(simnet, { name, source, sender }));
+    return this.probe(height - 1, (simnet) => interfaceOf(simnet, deployment));
   }
 
   /** Runs a probe (session.ts) on the scratch session as of `height`; the session is rebuilt after. */
@@ -371,13 +394,15 @@ export class DevnetChain {
         (e) => e.op.kind === 'deploy' && `${e.op.sender}.${e.op.name}` === contractId && e.after > e.before,
       );
     if (entry?.op.kind !== 'deploy') return Promise.resolve(new Map());
-    const { name, source, sender } = entry.op;
+    const { name, source, sender, clarityVersion } = entry.op;
     const variables = (this.contractInterface(contractId)?.variables ?? []) as ReadonlyArray<{
       name: string;
       access: string;
     }>;
     const names = variables.filter((v) => v.access === 'constant').map((v) => v.name);
-    return this.probe(entry.before, (simnet) => constantsOf(simnet, { name, source, sender }, names));
+    return this.probe(entry.before, (simnet) =>
+      constantsOf(simnet, { name, source, sender, clarityVersion }, names),
+    );
   }
 
   private outcome(response: ReturnType<typeof applyOp>): PublicCallOutcome {
@@ -415,8 +440,20 @@ export class DevnetChain {
   private apply(op: Op) {
     const before = this.main.stacksBlockHeight;
     const burnBefore = this.main.burnBlockHeight;
+    // An aborted transaction (simnet throws) made its block with no result and no events.
+    let made: BlockOutcome | undefined = op.kind === 'mine' ? undefined : { committed: false, events: [] };
     try {
-      return quietly(() => applyOp(this.main, op));
+      const response = quietly(() => applyOp(this.main, op));
+      if (response && op.kind === 'deploy') {
+        // A deployment that ran is committed, whatever its last expression's value; a node
+        // reports it as (ok true).
+        made = { result: '0x0703', committed: true, events: response.events };
+      } else if (response) {
+        const result = response.result as ClarityValue;
+        const committed = isOkResponse(result);
+        made = { result: toHex(result), committed, events: committed ? response.events : [] };
+      }
+      return response;
     } catch (error) {
       if (isVmPanic(error)) this.broken = `the Clarity VM panicked: ${String(error)}`;
       if (op.kind !== 'mine') throw new DevnetCallError(nodeCauseFromSimnetError(error));
@@ -431,22 +468,36 @@ export class DevnetChain {
       // of transactions join the current tenure.
       for (let height = before + 1; height <= after; height++) {
         const burn = op.kind === 'mine' ? Math.min(burnBefore + (height - before), burnAfter) : burnAfter;
-        this.recordBlock(height, burn, height === after ? op : { kind: 'mine', blocks: 1 });
+        if (height === after) this.recordBlock(height, burn, op, made);
+        else this.recordBlock(height, burn, { kind: 'mine', blocks: 1 });
       }
     }
   }
 
-  /** Told of every block made after start-up, with its parent and what made it (src/devnet/event-dispatcher.ts). */
+  /**
+   * Told of every block made after start-up, with its parent, what made it and, for a
+   * transaction's block, its result and events (src/devnet/observers.ts).
+   */
   readonly blockMade = new Set<
-    (block: BlockIdentity, parent: BlockIdentity | undefined, madeBy: MadeBy) => void
+    (
+      block: BlockIdentity,
+      parent: BlockIdentity | undefined,
+      madeBy: MadeBy,
+      outcome: BlockOutcome | undefined,
+    ) => void
   >();
 
-  private recordBlock(height: number, burnBlockHeight: number, madeBy?: MadeBy): void {
+  private recordBlock(
+    height: number,
+    burnBlockHeight: number,
+    madeBy?: MadeBy,
+    outcome?: BlockOutcome,
+  ): void {
     const identity = blockIdentity(height, burnBlockHeight);
     this.blocks[height] = identity;
     this.heightByIndexHash.set(identity.indexBlockHash, height);
     if (madeBy !== undefined)
-      for (const listener of this.blockMade) listener(identity, this.blocks[height - 1], madeBy);
+      for (const listener of this.blockMade) listener(identity, this.blocks[height - 1], madeBy, outcome);
   }
 
   /** Wraps a read-only call: success → hex result; Clarity failure → the node's cause. */
@@ -492,7 +543,7 @@ export class DevnetChain {
         simnet = await newSession();
       }
       this.scratch = undefined;
-      await bootstrap(simnet);
+      await bootstrap(simnet, this.epoch);
       scratch = { simnet, index: 0, dirty: false, poisoned: false };
       this.scratch = scratch;
     }

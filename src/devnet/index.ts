@@ -8,7 +8,7 @@
  * production build (tsconfig.build.json) leaves src/devnet out.
  */
 import { DEPLOYER, DEVNET_ACCOUNTS, type DevnetAccounts } from './accounts.js';
-import { DevnetChain } from './chain.js';
+import { DevnetChain, type DevnetEpoch } from './chain.js';
 import { EventDispatcher, observerUrls } from './event-dispatcher.js';
 import { postBlocksTo } from './observers.js';
 import { DevnetServer } from './server.js';
@@ -21,7 +21,7 @@ export {
   type DevnetAccounts,
 } from './accounts.js';
 export type { BlockIdentity } from './blocks.js';
-export type { CallReadResult, ContractInterface, PublicCallOutcome } from './chain.js';
+export type { CallReadResult, ContractInterface, DevnetEpoch, PublicCallOutcome } from './chain.js';
 export { SAMPLE_CONTRACTS } from './contracts.js';
 
 export interface DevnetOptions {
@@ -33,6 +33,12 @@ export interface DevnetOptions {
   readonly log?: (line: string) => void;
   /** Event observers every block is posted to as /new_block; default EVENT_OBSERVER_URLS (comma-separated). */
   readonly eventObserverUrls?: readonly string[];
+  /**
+   * The epoch the chain runs in: '3.1' (default) deploys every contract as Clarity 3; '3.3'
+   * deploys a broadcast deployment as the Clarity version its payload names (up to 4, which
+   * has `stacks-block-time`), the sample contracts as Clarity 3.
+   */
+  readonly epoch?: DevnetEpoch;
 }
 
 export interface Devnet {
@@ -56,7 +62,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const started = performance.now();
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => {});
-  const chain = await DevnetChain.create();
+  const chain = await DevnetChain.create({ epoch: options.epoch });
   log(`devnet: deployed ${chain.contracts.join(', ')}; tip height ${chain.tipHeight}`);
   const server = new DevnetServer(chain, log);
   // EVENT_OBSERVER_URLS: every block made is posted to these observers as /new_block.

@@ -49,7 +49,9 @@ export function poxInfo(chain: DevnetChain, totalLiquidUstx: bigint) {
       ustx_until_pox_rejection: null,
     },
     epochs: [
-      { epoch_id: 'Epoch31', start_height: 0, end_height: Number.MAX_SAFE_INTEGER, network_epoch: 12 },
+      chain.epoch === '3.3'
+        ? { epoch_id: 'Epoch33', start_height: 0, end_height: Number.MAX_SAFE_INTEGER, network_epoch: 14 }
+        : { epoch_id: 'Epoch31', start_height: 0, end_height: Number.MAX_SAFE_INTEGER, network_epoch: 12 },
     ],
     min_amount_ustx: threshold,
     prepare_cycle_length: PREPARE_PHASE_LENGTH,

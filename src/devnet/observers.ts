@@ -6,10 +6,16 @@
  * made through the chain's own API has no transaction of its sender at hand: it is described
  * by an undecodable one, which an observer must take as touching everything. A transaction
  * broadcast to POST /v2/transactions is posted as it was sent, with its own txid.
+ *
+ * The transaction carries its status and result as a node reports them (`success` for
+ * `(ok ...)`, `abort_by_response` for `(err ...)`, and for a runtime abort with `(err none)`),
+ * and the block its events in the node's shape: those of a committed transaction (prints as
+ * `contract_event`, STX, FT and NFT transfers, mints and burns), without the decoded `value`
+ * (the serialized `raw_value` is kept); a transaction that did not commit has none.
  */
 import { makeUnsignedContractCall, privateKeyToPublic, serializeTransaction } from '@stacks/transactions';
 import type { BlockIdentity } from './blocks.js';
-import type { DevnetChain, MadeBy } from './chain.js';
+import type { BlockOutcome, DevnetChain, MadeBy } from './chain.js';
 import type { EventDispatcher, MadeTransaction } from './event-dispatcher.js';
 
 /** Any key: the observer reads the payload, not the signer. */
@@ -18,11 +24,18 @@ const DESCRIBING_KEY = '00000000000000000000000000000000000000000000000000000000
 /** Posts every block `chain` makes to the dispatcher's observers, in order. Returns the unsubscribe. */
 export function postBlocksTo(chain: DevnetChain, dispatcher: EventDispatcher): () => void {
   let queue: Promise<void> = Promise.resolve();
-  const listener = (block: BlockIdentity, parent: BlockIdentity | undefined, madeBy: MadeBy): void => {
+  const listener = (
+    block: BlockIdentity,
+    parent: BlockIdentity | undefined,
+    madeBy: MadeBy,
+    outcome: BlockOutcome | undefined,
+  ): void => {
     queue = queue
       .then(async () => {
-        const transactions = await describe(madeBy, block.height);
-        await dispatcher.dispatch({ block, parent, transactions, events: [] });
+        const described = await describe(madeBy, block.height);
+        const transactions = described.map((tx) => ({ ...tx, ...statusOf(outcome) }));
+        const events = described.length === 1 ? nodeEvents(outcome, described[0]!.txid) : [];
+        await dispatcher.dispatch({ block, parent, transactions, events });
       })
       .catch(() => {});
   };
@@ -48,4 +61,26 @@ async function describe(madeBy: MadeBy, height: number): Promise<MadeTransaction
     functionArgs: [...madeBy.args],
   });
   return [{ rawTx: serializeTransaction(tx), txid }];
+}
+
+/** A transaction's status and result as a node reports them. */
+function statusOf(outcome: BlockOutcome | undefined): Pick<MadeTransaction, 'status' | 'rawResult'> {
+  if (outcome === undefined) return {};
+  if (outcome.committed) return { status: 'success', rawResult: outcome.result };
+  // A runtime error aborts the transaction; a node mines it with the result (err none).
+  return { status: 'abort_by_response', rawResult: outcome.result ?? '0x0809' };
+}
+
+/** Simnet's event names that differ from a node's. */
+const NODE_EVENT_TYPE: Record<string, string> = { print_event: 'contract_event' };
+
+/** The events of a committed transaction in the node's shape: `{txid, event_index, committed, type, [type]: data}`. */
+function nodeEvents(outcome: BlockOutcome | undefined, txid: string): unknown[] {
+  if (outcome === undefined || !outcome.committed) return [];
+  return outcome.events.map(({ event, data }, event_index) => {
+    const type = NODE_EVENT_TYPE[event] ?? event;
+    // `value` is simnet's decoded twin of `raw_value` (and may hold bigints): keep the hex.
+    const { value: _value, ...rest } = data;
+    return { txid, event_index, committed: true, type, [type]: rest };
+  });
 }

@@ -10,9 +10,21 @@ import { getSDK, type Simnet } from '@stacks/clarinet-sdk';
 import { type ClarityValue, serializeCV } from '@stacks/transactions';
 import { DEPLOYER, DEVNET_ACCOUNTS, INITIAL_USTX_BALANCE } from './accounts.js';
 
-/** The epoch the devnet runs in; contracts are deployed as Clarity 3. */
-export const DEVNET_EPOCH = '3.1';
-const CLARITY_VERSION = 3;
+/**
+ * The epochs the devnet can run in: 3.1 (the default) deploys every contract as Clarity 3;
+ * 3.3 deploys a broadcast deployment as the Clarity version its payload names (Clarity 4 when
+ * it names none; 4 at most), and the sample contracts as Clarity 3.
+ */
+export type DevnetEpoch = '3.1' | '3.3';
+export const DEVNET_EPOCH: DevnetEpoch = '3.1';
+/** The Clarity version of the sample contracts and of every deployment in epoch 3.1. */
+export const DEFAULT_CLARITY_VERSION = 3;
+
+/** The Clarity version a deployment runs as in `epoch`, given the one its payload names (if any). */
+export function clarityVersionFor(epoch: DevnetEpoch, requested: number | undefined): number {
+  if (epoch === '3.1') return DEFAULT_CLARITY_VERSION;
+  return requested === undefined ? 4 : Math.min(Math.max(requested, 1), 4);
+}
 
 /** The contract interface as simnet (and a node's /v2/contracts/interface) renders it. */
 export interface ContractInterface {
@@ -45,6 +57,8 @@ export type Op =
       readonly source: string;
       readonly sender: string;
       readonly tx?: SignedTransaction;
+      /** Default DEFAULT_CLARITY_VERSION. */
+      readonly clarityVersion?: number;
     }
   | {
       readonly kind: 'call';
@@ -91,8 +105,8 @@ export async function newSession(): Promise<Simnet> {
   return getSDK({ trackCosts: true, trackCoverage: false });
 }
 
-/** Empty session in epoch 3.1 with the devnet accounts funded; the journal replays on top. */
-export async function bootstrap(simnet: Simnet): Promise<void> {
+/** Empty session in `epoch` with the devnet accounts funded; the journal replays on top. */
+export async function bootstrap(simnet: Simnet, epoch: DevnetEpoch = DEVNET_EPOCH): Promise<void> {
   const log = console.log;
   console.log = () => {};
   try {
@@ -101,7 +115,7 @@ export async function bootstrap(simnet: Simnet): Promise<void> {
     console.log = log;
   }
   quietly(() => {
-    simnet.setEpoch(DEVNET_EPOCH);
+    simnet.setEpoch(epoch);
     simnet.deployer = DEPLOYER;
     const addresses = Object.values(DEVNET_ACCOUNTS);
     simnet.setLocalAccounts(addresses);
@@ -113,7 +127,12 @@ export async function bootstrap(simnet: Simnet): Promise<void> {
 export function applyOp(simnet: Simnet, op: Op) {
   switch (op.kind) {
     case 'deploy':
-      return simnet.deployContract(op.name, op.source, { clarityVersion: CLARITY_VERSION }, op.sender);
+      return simnet.deployContract(
+        op.name,
+        op.source,
+        { clarityVersion: (op.clarityVersion ?? DEFAULT_CLARITY_VERSION) as never },
+        op.sender,
+      );
     case 'call':
       // The SDK's ClarityValue type comes from its own copy of @stacks/transactions; the
       // runtime shape is the same.
@@ -131,6 +150,7 @@ interface Deployment {
   readonly name: string;
   readonly source: string;
   readonly sender: string;
+  readonly clarityVersion?: number;
 }
 
 const INTERFACE_MARKER = 'clarity-cache-interface';
@@ -141,13 +161,14 @@ const INTERFACE_MARKER = 'clarity-cache-interface';
  * function is left out of the answer.
  */
 export function interfaceOf(simnet: Simnet, deployment: Deployment): ContractInterface | undefined {
-  const { name, source, sender } = deployment;
+  const { name, source, sender, clarityVersion } = deployment;
   const listed = quietly(() => {
     applyOp(simnet, {
       kind: 'deploy',
       name,
       source: `${source}\n(define-read-only (${INTERFACE_MARKER}) true)\n`,
       sender,
+      clarityVersion,
     });
     return simnet.getContractsInterfaces() as unknown as Map<string, ContractInterface>;
   });
@@ -165,11 +186,17 @@ export function constantsOf(
   deployment: Deployment,
   names: readonly string[],
 ): Map<string, string> {
-  const { name, source, sender } = deployment;
+  const { name, source, sender, clarityVersion } = deployment;
   const getter = (i: number) => `clarity-cache-constant-${i}`;
   const getters = names.map((constant, i) => `(define-read-only (${getter(i)}) ${constant})`);
   return quietly(() => {
-    applyOp(simnet, { kind: 'deploy', name, source: `${source}\n${getters.join('\n')}\n`, sender });
+    applyOp(simnet, {
+      kind: 'deploy',
+      name,
+      source: `${source}\n${getters.join('\n')}\n`,
+      sender,
+      clarityVersion,
+    });
     const values = new Map<string, string>();
     for (const [i, constant] of names.entries()) {
       const response = simnet.callReadOnlyFn(`${sender}.${name}`, getter(i), [], sender);
