@@ -24,6 +24,8 @@ const CASES: Record<string, () => Promise<BenchCase>> = {
   hedging: async () => (await import('./cases/hedging.js')).hedging,
   scale: async () => (await import('./cases/scale.js')).scale,
   'access-and-observer': async () => (await import('./cases/access-and-observer.js')).accessAndObserver,
+  'observer-payload': async () => (await import('./cases/observer-payload.js')).observerPayload,
+  'observer-recorded': async () => (await import('./cases/observer-recorded.js')).observerRecorded,
   soak: async () => (await import('./cases/soak.js')).soak,
   'memory-distinct': async () => (await import('./cases/memory-distinct.js')).memoryDistinct,
   profile: async () => (await import('./cases/profile.js')).profile,
@@ -40,6 +42,8 @@ const DEFAULT = [
   'hedging',
   'scale',
   'access-and-observer',
+  'observer-payload',
+  'observer-recorded',
   'soak',
   'memory-distinct',
 ];

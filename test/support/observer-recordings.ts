@@ -245,6 +245,12 @@ export function chainBreaks(recording: Recording, options: ChainBreakOptions): R
   return blocks;
 }
 
+/** Whether a /new_block or /new_burn_block body carries what the observer needs (JSON, the fields of the node's payload). */
+export function usablePayload(post: RecordedPost): boolean {
+  const body = parseJson(post.body);
+  return post.path === '/new_block' ? usableBlock(body) : usableBurnBlock(body);
+}
+
 interface UsableBlock {
   block_height: number;
   index_block_hash: string;
@@ -343,8 +349,11 @@ function parseJson(text: string): unknown {
 export interface ReplayTarget {
   /** Base URL of the observer's listener (http://host:port). */
   readonly observerUrl: string;
-  /** Resolves once `count` /new_block and /new_burn_block bodies were handed in and applied. */
-  untilHandled(count: number): Promise<void>;
+  /**
+   * Resolves once `count` /new_block and /new_burn_block bodies were handed in and applied
+   * (`post` is the last one posted).
+   */
+  untilHandled(count: number, post: RecordedPost): Promise<void>;
   /** After each block of `blocks` was applied (not after unusable payloads). */
   afterBlock?(block: RecordedBlock): Promise<void>;
 }
@@ -378,7 +387,7 @@ export async function replay(
     answers.push({ line: post.line, path: post.path, status: res.status });
     if (post.path !== '/new_block' && post.path !== '/new_burn_block') continue;
     handed++;
-    await target.untilHandled(handed);
+    await target.untilHandled(handed, post);
     const block = byPost.get(index);
     if (block !== undefined) await target.afterBlock?.(block);
   }
