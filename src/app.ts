@@ -47,6 +47,7 @@ import { AbiRegistry } from './service/abi-registry.js';
 import { BatchService } from './service/batch.js';
 import { CacheAdmin } from './service/cache-admin.js';
 import { parseContractRef } from './service/contract-ref.js';
+import { CurrencyProof } from './service/currency-proof.js';
 import { NodeRouteService } from './service/node-routes.js';
 import { ReadOnlyService } from './service/read-only.js';
 import type { AttemptEvent } from './upstream/attempts.js';
@@ -269,6 +270,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
           maxBlocks: config.nodeMaxBlocks,
           defaultNetwork: config.nodeDefaultNetwork,
           timedMs: config.chainTipMaxAgeMs,
+          negativeTtlMs: config.cacheNegativeTtlS * 1000,
           staleWhileRevalidateS: config.cacheStaleWhileRevalidateS,
           staleIfErrorS: config.cacheStaleIfErrorS,
           staleMaxS: config.cacheStaleMaxS,
@@ -322,34 +324,46 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   await app.register(abiRoutes, { abis });
   await app.register(batchRoute, { batch, maxCalls: config.batchMaxCalls });
   await app.register(nodeRoutes, { service: readOnly, abis, routes });
-  const observer = await startObserver(config, deps, {
-    tips: chain.tips,
-    metrics: metrics.observer,
-    log,
-    tipChannel: scaleOut?.observedTips,
-    // A deployed contract is no longer unknown: its remembered ABI 404 goes at once.
-    onDeployed: async (contractId) => {
-      const [address, name] = contractId.split('.') as [string, string];
-      try {
-        await abis.forgetUnknown(parseContractRef(address, name));
-      } catch (err) {
-        log.debug({ err, contractId }, 'event observer: could not forget the deployed contract’s ABI 404');
-      }
+  const observer = await startObserver(
+    config,
+    {
+      contractSource: deps.contractSource,
+      routes: routes === undefined ? undefined : (req) => routes.answer(req),
     },
-  });
+    {
+      tips: chain.tips,
+      metrics: metrics.observer,
+      log,
+      tipChannel: scaleOut?.observedTips,
+      // A deployed contract is no longer unknown: its remembered 404s (ABI, node routes) go at once.
+      onDeployed: async (contractId) => {
+        const [address, name] = contractId.split('.') as [string, string];
+        try {
+          const ref = parseContractRef(address, name);
+          await abis.forgetUnknown(ref);
+          await routes?.forgetUnknown(ref.network, contractId);
+        } catch (err) {
+          log.debug({ err, contractId }, 'event observer: could not forget the deployed contract’s ABI 404');
+        }
+      },
+    },
+  );
   // Entries the observer proves current stay fresh across blocks that did not touch them.
   if (observer !== undefined) {
     const network = observer.status().network;
-    readOnly.useProof({
+    const proof = new CurrencyProof({
       network,
       dependsOn: (contractId, fn) => observer.dependsOn(contractId, fn),
       current: (read, tipHeight) => observer.ledger.current(read, tipHeight),
+      generation: () => observer.ledger.generation,
       onKeptCurrent: () => metrics.observer.keptCurrent(network),
     });
-    routes?.useProof({
-      network,
-      current: (read, tipHeight) => observer.ledger.current(read, tipHeight),
-      onKeptCurrent: () => metrics.observer.keptCurrent(network),
+    readOnly.useProof(proof);
+    routes?.useProof(proof);
+    // The tip a node's /v2/info described (at start-up, before any block) is held: the first
+    // observed block that is its child continues the proofs of entries read at it.
+    chain?.onDescribed((described, block) => {
+      if (described === network) observer.ledger.hold(block, Date.now());
     });
   }
   await app.register(opsRoutes, {

@@ -13,6 +13,10 @@
  *
  *   node:{network}:{route}:{path parameters, /-joined}?{query}#{sha256 of the body}
  *                                            a node route's answer (src/upstream/endpoints.ts)
+ *   node404:{network}:{address}.{contract}:{the node: key after its network}
+ *                                            the node's 404 for it (unknown contract, variable,
+ *                                            map), for CACHE_NEGATIVE_TTL_S; a deploy of the
+ *                                            contract removes them all by prefix
  *
  * The unknown-contract namespace is its own (not under abi:), so that listing or counting
  * the cached ABIs never meets one.
@@ -24,6 +28,17 @@ export const ABI_PREFIX = 'abi:';
 export const READ_ONLY_PREFIX = 'ro:';
 export const UNKNOWN_ABI_PREFIX = 'abi404:';
 export const NODE_ROUTE_PREFIX = 'node:';
+export const UNKNOWN_NODE_PREFIX = 'node404:';
+
+/** Where a node route's 404 for a contract's answer is remembered (see the layout above). */
+export function unknownNodeKey(network: Network, contractId: string, key: string): string {
+  return `${unknownNodePrefix(network, contractId)}${key.slice(NODE_ROUTE_PREFIX.length + network.length + 1)}`;
+}
+
+/** Every remembered node-route 404 of one contract. */
+export function unknownNodePrefix(network: Network, contractId: string): string {
+  return `${UNKNOWN_NODE_PREFIX}${network}:${contractId}:`;
+}
 
 /**
  * The key of a node route's answer: everything that can change it (network, route, path

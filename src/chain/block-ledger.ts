@@ -59,6 +59,14 @@ export interface BlockLedgerOptions {
 interface Run {
   readonly startedAt: number;
   readonly blocks: ObservedBlock[];
+  /** The run is only the block /v2/info described (hold): its successor extends it. */
+  held?: boolean;
+}
+
+/** A tip learned elsewhere than from the observer: what it touched is unknown. */
+export interface HeldTip {
+  readonly height: number;
+  readonly indexBlockHash: string;
 }
 
 /** Index block hashes remembered for duplicate detection, beyond the run. */
@@ -69,6 +77,7 @@ export class BlockLedger {
   #run: Run | undefined;
   readonly #seen = new Set<string>();
   #breaks = 0;
+  #generation = 0;
 
   constructor(options: BlockLedgerOptions = {}) {
     this.#maxBlocks = Math.max(1, options.maxBlocks ?? 4096);
@@ -85,11 +94,47 @@ export class BlockLedger {
     return this.#breaks;
   }
 
+  /**
+   * Moves whenever anything recorded changes (a block, a break, a held tip): a proof's answer
+   * for the same entry and tip holds while it stays the same.
+   */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * The tip the gateway learned from a node's /v2/info (its index block hash derived from
+   * stacks_tip and its consensus hash), at `now`: when no run is under way, it starts one, so
+   * that the first observed block that is its child continues the proofs of entries read at
+   * it (at start-up, before any block arrives). Nothing is known of what it touched, which
+   * matters not: only blocks after an entry's height are asked. Returns whether it was held.
+   */
+  hold(tip: HeldTip, now: number): boolean {
+    if (this.#run !== undefined) return false;
+    this.#generation++;
+    const block: ObservedBlock = { ...tip, parentIndexBlockHash: '', touched: TOUCHES_ALL, deployed: [] };
+    this.#run = { startedAt: now, blocks: [block], held: true };
+    return true;
+  }
+
   /** Records a block received at `now` (epoch ms). */
   append(block: ObservedBlock, now: number): AppendOutcome {
     if (this.#seen.has(block.indexBlockHash)) return 'duplicate';
     this.#remember(block.indexBlockHash);
+    this.#generation++;
     const tip = this.tip;
+    const held = this.#run?.held === true;
+    if (held) this.#run!.held = false;
+    // The held tip itself, now observed: the same run goes on with what the block touched.
+    if (
+      held &&
+      tip !== undefined &&
+      block.indexBlockHash === tip.indexBlockHash &&
+      block.height === tip.height
+    ) {
+      this.#run!.blocks[0] = block;
+      return 'extended';
+    }
     if (
       tip !== undefined &&
       block.height === tip.height + 1 &&
@@ -100,14 +145,16 @@ export class BlockLedger {
       if (blocks.length > this.#maxBlocks) blocks.splice(0, blocks.length - this.#maxBlocks);
       return 'extended';
     }
-    const first = this.#run === undefined && this.#breaks === 0;
-    if (this.#run !== undefined) this.#breaks++;
+    // A held tip that the first observed block does not follow is no break: nothing observed ended.
+    const first = (this.#run === undefined || (held && this.#run.blocks.length === 1)) && this.#breaks === 0;
+    if (this.#run !== undefined && !first) this.#breaks++;
     this.#run = { startedAt: now, blocks: [block] };
     return first ? 'started' : 'restarted';
   }
 
   /** Something that may have been a block was lost (an unusable payload): every proof ends. */
   interrupt(): void {
+    this.#generation++;
     if (this.#run !== undefined) this.#breaks++;
     this.#run = undefined;
   }

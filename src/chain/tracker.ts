@@ -89,6 +89,7 @@ export class ChainTracker {
   readonly #blocks = new Map<string, number>();
   /** Per network, the block /v2/info last described, and when (for pinning batches). */
   readonly #described = new Map<Network, { block: CurrentBlock; learnedAt: number }>();
+  readonly #describedListeners: ((network: Network, block: CurrentBlock) => void)[] = [];
 
   constructor(options: ChainTrackerOptions) {
     this.#node = options.node;
@@ -333,9 +334,18 @@ export class ChainTracker {
     this.#onRefresh?.(network, fetchedHere ? 'ok' : 'shared');
   }
 
+  /**
+   * Told of every block a node's /v2/info described (the event observer holds it as the tip
+   * its first block may follow: docs/events.md).
+   */
+  onDescribed(listener: (network: Network, block: CurrentBlock) => void): void {
+    this.#describedListeners.push(listener);
+  }
+
   /** The block /v2/info described, whatever the tip knowledge (after a reset, a lower one). */
   #describe(network: Network, block: CurrentBlock): void {
     this.#described.set(network, { block, learnedAt: this.#now() });
+    for (const listener of this.#describedListeners) listener(network, block);
   }
 
   #rememberBlock(hash: string, height: number): void {

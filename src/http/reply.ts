@@ -6,9 +6,8 @@
  */
 import type { FastifyReply } from 'fastify';
 import { JSON_CONTENT_TYPE, type RenderedAnswer } from '../service/answer.js';
-import { type CacheView, cacheHeaders } from '../service/cache-status.js';
+import { type CacheView, cacheHeaders, TIP_HEIGHT_HEADER } from '../service/cache-status.js';
 import type { NodeRouteAnswer } from '../service/node-routes.js';
-import { TIP_HEIGHT_HEADER } from '../service/read-only.js';
 
 function headersOf(
   contentType: string,

@@ -52,23 +52,35 @@ export function cacheHeaders(view: CacheView, now = Date.now()): { 'cache-status
 }
 
 /**
- * The hit headers of one entry as flat name/value pairs, for an answer replayed many times a
- * second: the same array object while Age and ttl have not moved to another whole second, so a
+ * The hit headers of one entry as flat name/value pairs (and the tip it tells, when it moves
+ * with the chain), for an answer replayed many times a second: the same array object while Age and ttl have not moved to another whole second, so a
  * replay builds no text (the fast lane also keeps its joined header list by that identity).
  */
-export function hitHeaderPairs(entry: CacheEntry): (now: number) => readonly string[] {
+export function hitHeaderPairs(
+  entry: CacheEntry,
+  tipHeight?: () => number | undefined,
+): (now: number) => readonly string[] {
   let age = Number.NaN;
   let ttl = Number.NaN;
+  let tip: number | undefined;
   let pairs: readonly string[] = [];
   return (now) => {
     const a = Math.floor((now - entry.storedAt) / 1000);
     const t = entry.staleAt === null ? 0 : Math.floor((entry.staleAt - now) / 1000);
-    if (a !== age || t !== ttl) {
-      const h = cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }, now);
-      pairs = ['cache-status', h['cache-status'], 'age', h.age];
+    const h = tipHeight?.();
+    if (a !== age || t !== ttl || h !== tip || pairs.length === 0) {
+      const c = cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }, now);
+      pairs =
+        h === undefined
+          ? ['cache-status', c['cache-status'], 'age', c.age]
+          : ['cache-status', c['cache-status'], 'age', c.age, TIP_HEIGHT_HEADER, String(h)];
       age = a;
       ttl = t;
+      tip = h;
     }
     return pairs;
   };
 }
+
+/** The tip height an answer was read at, or is current at (docs/freshness.md). */
+export const TIP_HEIGHT_HEADER = 'x-canonical-stacks-tip-height';

@@ -6,14 +6,16 @@
  * own status, content type and body bytes, with what the cache did; src/http turns it into a
  * reply.
  *
- * Only the node's 2xx answers are stored: any other answer (a 404 for an unknown contract, a
- * 400 for a bad key) passes through to every request that joined its load, and is asked again
- * next time, so that a contract deployed later is never hidden by a remembered 404.
+ * Only the node's 2xx answers are stored as answers: any other passes through to every request
+ * that joined its load. A 404 of a contract's route (an unknown contract, data var, map) is
+ * also remembered apart, for CACHE_NEGATIVE_TTL_S, as ABI lookups' are: a contract never loses
+ * a variable, so only its deploy can end it, and a deploy the observer sees forgets it at once.
  */
 import type { CacheEntry } from '../cache/entry.js';
-import { nodeKey } from '../cache/keys.js';
+import { nodeKey, unknownNodeKey, unknownNodePrefix } from '../cache/keys.js';
 import type { CachePolicy, CacheResult, ReadThroughCache } from '../cache/read-through.js';
 import { parseTip } from '../chain/block-id.js';
+import type { EntryDependencies } from '../chain/block-ledger.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { isValidClarityName, isValidContractName } from '../clarity/index.js';
 import { networkOfAddress, parseContractAddress, principalProblem } from '../clarity/principal.js';
@@ -23,6 +25,7 @@ import type { NodeEndpoint, ParamKind } from '../upstream/endpoints.js';
 import type { ForwardedAnswer, NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { CacheView } from './cache-status.js';
 import { truncate } from './contract-ref.js';
+import type { CurrencyProof } from './currency-proof.js';
 import { type StaleDefaults, staleWindows } from './stale-windows.js';
 
 export interface NodeRouteRequest {
@@ -44,17 +47,6 @@ export interface NodeRouteAnswer extends ForwardedAnswer {
   readonly tipHeight?: number | undefined;
 }
 
-/** The event observer's proof that an answer read blocks ago is still current (docs/events.md). */
-export interface NodeRouteProof {
-  readonly network: Network;
-  current(
-    read: { height: number; readAt: number; dependsOn: ReadonlySet<string> },
-    tipHeight: number,
-  ): boolean;
-  /** Told each time a proof kept an answer current (metrics). */
-  onKeptCurrent?(): void;
-}
-
 export interface NodeRouteSettings extends StaleDefaults {
   readonly chain: ChainTracker;
   /** NODE_MAX_BLOCKS. */
@@ -63,11 +55,16 @@ export interface NodeRouteSettings extends StaleDefaults {
   readonly defaultNetwork: Network;
   /** CHAIN_TIP_MAX_AGE_MS: how long the node's own view of the chain is served. */
   readonly timedMs: number;
+  /** CACHE_NEGATIVE_TTL_S in ms: how long a contract route's 404 is remembered (0: not at all). */
+  readonly negativeTtlMs?: number | undefined;
 }
 
 /** A node answer that is not stored (not 2xx): it passes through every request of its load. */
 class PassThrough extends Error {
-  constructor(readonly answer: ForwardedAnswer & { readonly tipHeight?: number | undefined }) {
+  constructor(
+    readonly answer: ForwardedAnswer & { readonly tipHeight?: number | undefined },
+    readonly cache: CacheView = { outcome: 'miss', stored: false, ttlMs: undefined },
+  ) {
     super('not stored');
   }
 }
@@ -79,11 +76,16 @@ export class NodeRouteService {
   readonly #inflight = new Map<string, Promise<NodeRouteAnswer>>();
   /** Told of every stored answer found damaged (metrics). */
   onCorrupt: (() => void) | undefined;
-  #proof: NodeRouteProof | undefined;
+  #proof: CurrencyProof | undefined;
 
   /** Keep answers current across blocks that provably did not touch them (the event observer). */
-  useProof(proof: NodeRouteProof | undefined): void {
+  useProof(proof: CurrencyProof | undefined): void {
     this.#proof = proof;
+  }
+
+  /** A contract was deployed: every 404 remembered for it goes. */
+  forgetUnknown(network: Network, contractId: string): Promise<number> {
+    return this.cache.invalidatePrefix(unknownNodePrefix(network, contractId));
   }
 
   constructor(
@@ -120,21 +122,35 @@ export class NodeRouteService {
 
     // A refetch after a damaged entry reads no entry at all: the store may not have let it go.
     const contractId = `${req.params['address'] ?? ''}.${req.params['contract'] ?? ''}`;
-    const base = this.#policy(endpoint, network, pinned, contractId);
+    const deps = this.#dependencies(endpoint, network, pinned, contractId, req.params['function']);
+    const base = this.#policy(endpoint, network, pinned, deps);
     const policy = refetch ? { ...base, bust: true } : base;
+    const negative = this.#negative(endpoint, network, pinned, contractId, key);
     const load = async (lc: { staleAtHand: boolean }) => {
+      const known = negative === undefined ? undefined : await this.cache.fresh(negative.key);
+      const remembered = known === undefined ? undefined : decodeStored(known.value);
+      if (remembered !== undefined) {
+        throw new PassThrough(remembered, { outcome: 'hit', entry: known, stored: false, ttlMs: undefined });
+      }
       const answer = await forward(lc.staleAtHand ? { maxAttempts: 1, budgetWaitMs: 0 } : {});
+      // The height the node reported starts the observer's proof; the gateway's own tip
+      // knowledge, used when it reported none, never does (CacheEntry.tipReported).
       const tipHeight = answer.tipHeight ?? this.settings.chain.known(network)?.height;
-      if (answer.status < 200 || answer.status >= 300) throw new PassThrough({ ...answer, tipHeight });
-      const value = JSON.stringify([answer.status, answer.contentType, answer.body]);
-      return tipHeight === undefined ? { value } : { value, meta: { tipHeight } };
+      if (answer.status < 200 || answer.status >= 300) {
+        if (answer.status !== 404 || negative === undefined) throw new PassThrough({ ...answer, tipHeight });
+        const stored = await this.cache.put(negative.key, encodeStored(answer), negative.ttlMs);
+        throw new PassThrough({ ...answer, tipHeight }, { outcome: 'miss', stored, ttlMs: negative.ttlMs });
+      }
+      const value = encodeStored(answer);
+      if (tipHeight === undefined) return { value };
+      return { value, meta: { tipHeight, ...(answer.tipHeight === undefined ? {} : { tipReported: true }) } };
     };
     let result: CacheResult;
     try {
       result = await this.cache.get(key, load, policy);
     } catch (err) {
       if (!(err instanceof PassThrough)) throw err;
-      return { ...err.answer, cache: { outcome: 'miss', stored: false, ttlMs: undefined } };
+      return { ...err.answer, cache: err.cache };
     }
     const stored = decodeStored(result.value);
     if (stored === undefined) {
@@ -146,7 +162,7 @@ export class NodeRouteService {
       await this.cache.invalidate(key).catch(() => undefined);
       return this.answer(req, rc, true);
     }
-    const tipHeight = tipOf(result.entry, result);
+    const tipHeight = this.#tipOf(result, network, deps);
     return {
       ...stored,
       cache: {
@@ -161,6 +177,67 @@ export class NodeRouteService {
     };
   }
 
+  /**
+   * Where and how long a 404 of this request is remembered: only for a contract's routes, at
+   * the latest state (a pinned read's 404 is an unknown block, never kept), and only when
+   * CACHE_NEGATIVE_TTL_S allows.
+   */
+  #negative(
+    endpoint: NodeEndpoint,
+    network: Network,
+    pinned: boolean,
+    contractId: string,
+    key: string,
+  ): { key: string; ttlMs: number } | undefined {
+    const ttlMs = this.settings.negativeTtlMs ?? 0;
+    if (
+      ttlMs <= 0 ||
+      pinned ||
+      endpoint.params['address'] !== 'address' ||
+      endpoint.params['contract'] !== 'contract'
+    )
+      return undefined;
+    return { key: unknownNodeKey(network, contractId, key), ttlMs };
+  }
+
+  /**
+   * What a latest-state answer of this route depends on, for the observer's proof: its
+   * contract, or the reach of its function (the analysis starts when unknown); undefined when
+   * no proof applies.
+   */
+  #dependencies(
+    endpoint: NodeEndpoint,
+    network: Network,
+    pinned: boolean,
+    contractId: string,
+    functionName: string | undefined,
+  ): (() => EntryDependencies | undefined) | undefined {
+    const proof = this.#proof;
+    if (proof === undefined || proof.network !== network || pinned || endpoint.provenBy === undefined)
+      return undefined;
+    if (endpoint.provenBy === 'contract') {
+      const own = proof.dependencies(contractId);
+      return () => own;
+    }
+    // Asked now, so that a first answer starts the analysis and it is known by the next block.
+    const name = functionName ?? '';
+    proof.dependencies(contractId, name);
+    return () => proof.dependencies(contractId, name);
+  }
+
+  /** The tip an answer tells: the one a kept-current entry is current at, else the one it was read at. */
+  #tipOf(
+    result: CacheResult,
+    network: Network,
+    deps: (() => EntryDependencies | undefined) | undefined,
+  ): number | undefined {
+    const entry = result.entry;
+    if (entry === undefined) return result.meta?.tipHeight ?? undefined;
+    if (deps === undefined || result.stale !== undefined || this.#proof === undefined)
+      return entry.tipHeight ?? undefined;
+    return this.#proof.teller(entry, deps)(this.settings.chain.known(network)?.height);
+  }
+
   /** One upstream request for identical never-cached reads in flight at once. */
   #shared(key: string, forward: () => Promise<ForwardedAnswer>): Promise<NodeRouteAnswer> {
     const running = this.#inflight.get(key);
@@ -171,7 +248,12 @@ export class NodeRouteService {
   }
 
   /** How long an answer of this route serves (its cache class), and its stale windows. */
-  #policy(endpoint: NodeEndpoint, network: Network, pinned: boolean, contractId: string): CachePolicy {
+  #policy(
+    endpoint: NodeEndpoint,
+    network: Network,
+    pinned: boolean,
+    deps: (() => EntryDependencies | undefined) | undefined,
+  ): CachePolicy {
     const s = this.settings;
     const windows = staleWindows(s);
     // A read pinned to a block never changes: kept until removed, whatever its class.
@@ -179,25 +261,13 @@ export class NodeRouteService {
     if (endpoint.cache === 'timed') return { ...windows, ttlMs: s.timedMs };
     const maxBlocks = endpoint.cache === 'account' ? 0 : s.maxBlocks;
     const proof = this.#proof;
-    const proven =
-      endpoint.provenBy === 'contract' && proof !== undefined && proof.network === network
-        ? {
-            currentByProof: (entry: CacheEntry, tip: number): boolean => {
-              if (entry.tipHeight === null) return false;
-              const current = proof.current(
-                { height: entry.tipHeight, readAt: entry.storedAt, dependsOn: new Set([contractId]) },
-                tip,
-              );
-              if (current) proof.onKeptCurrent?.();
-              return current;
-            },
-          }
-        : {};
     return {
       ...windows,
       freshness: { maxBlocks },
       tipView: () => s.chain.view(network),
-      ...proven,
+      ...(deps === undefined || proof === undefined
+        ? {}
+        : { currentByProof: (entry: CacheEntry, tip: number) => proof.current(entry, deps(), tip) }),
     };
   }
 
@@ -320,6 +390,7 @@ function decodeStored(value: string): ForwardedAnswer | undefined {
   return { status, contentType, body };
 }
 
-function tipOf(entry: CacheEntry | undefined, result: CacheResult): number | undefined {
-  return entry !== undefined ? (entry.tipHeight ?? undefined) : (result.meta?.tipHeight ?? undefined);
+/** A node answer as stored. */
+function encodeStored(answer: ForwardedAnswer): string {
+  return JSON.stringify([answer.status, answer.contentType, answer.body]);
 }

@@ -14,7 +14,6 @@
  */
 import type { CacheEntry } from '../cache/entry.js';
 import type { CachePolicy, LoadContext, LoadedValue, ReadThroughCache } from '../cache/read-through.js';
-import type { EntryDependencies } from '../chain/block-ledger.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
 import { type AnswerOrigin, GatewayError, isGatewayError } from '../errors.js';
@@ -24,6 +23,7 @@ import type { AbiRegistry } from './abi-registry.js';
 import type { LaneReuse, RenderedAnswer } from './answer.js';
 import type { CacheView } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
+import type { CurrencyProof } from './currency-proof.js';
 import { nodeRefusalBody, nodeResultBody, refusalCause } from './node-shape.js';
 import { type PreparedCall, PreparedCalls, prepare, type RequestText } from './prepared-call.js';
 import { RenderedBodies, successBody } from './rendered-bodies.js';
@@ -92,23 +92,6 @@ export interface FreshnessSettings extends StaleDefaults {
 /** The integer fields of cacheControl that the chain-aware rules add (checked here too for callers without the HTTP schema). */
 const WINDOW_FIELDS = ['maxBlocks', 'staleWhileRevalidate', 'staleIfError'] as const;
 
-export const TIP_HEIGHT_HEADER = 'x-canonical-stacks-tip-height';
-
-/**
- * The event observer's proof that an entry is still current (docs/events.md), for one network:
- * what a function's result depends on, and whether every block since an entry was read left
- * that alone.
- */
-export interface CurrencyProof {
-  readonly network: Network;
-  /** The contracts a read-only function reaches, or 'volatile'. */
-  dependsOn(contractId: string, functionName: string): Promise<EntryDependencies>;
-  /** Whether an entry read at `height` (stored at `readAt`) is current at `tipHeight`. */
-  current(read: { height: number; readAt: number; dependsOn: EntryDependencies }, tipHeight: number): boolean;
-  /** Told each time a proof kept an entry current (metrics). */
-  onKeptCurrent?(): void;
-}
-
 /** A stored entry's value did not decode: the entry is damaged, not the request. */
 class StoredEntryDamaged extends Error {}
 
@@ -117,17 +100,12 @@ function isDamagedValueError(err: unknown): boolean {
   return isGatewayError(err) && (err.code === 'DESERIALIZATION_ERROR' || err.code === 'INVALID_HEX_STRING');
 }
 
-/** Most functions whose dependencies are remembered (each a small set). */
-const MAX_REMEMBERED_DEPENDENCIES = 10_000;
-
 export class ReadOnlyService {
   readonly #prepared = new PreparedCalls();
   readonly #rendered = new RenderedBodies();
   /** The chain-aware policy of a request that brings nothing of its own (see #chainPolicy). */
   #defaultWindows: Partial<CachePolicy> | undefined;
   #proof: CurrencyProof | undefined;
-  /** What each `contract::function` depends on, once analysed (undefined while under way). */
-  readonly #dependencies = new Map<string, EntryDependencies | undefined>();
 
   constructor(
     private readonly cache: ReadThroughCache,
@@ -284,40 +262,12 @@ export class ReadOnlyService {
     this.#proof = proof;
   }
 
-  /**
-   * Whether an entry of this call, read at an older height, is proven current at `tipHeight`.
-   * Synchronous: a function whose dependencies are not analysed yet starts the analysis and
-   * falls back to the plain block rule this time.
-   */
-  #provenCurrent(call: PreparedCall, entry: CacheEntry, tipHeight: number): boolean {
+  /** The observer's proof when it follows this call's network and the call reads the latest state. */
+  #proofFor(call: PreparedCall): CurrencyProof | undefined {
     const proof = this.#proof;
-    if (proof === undefined || proof.network !== call.ref.network || entry.tipHeight === null) return false;
-    const deps = this.#dependenciesOf(call, proof);
-    if (deps === undefined) return false;
-    const current = proof.current(
-      { height: entry.tipHeight, readAt: entry.storedAt, dependsOn: deps },
-      tipHeight,
-    );
-    if (current) proof.onKeptCurrent?.();
-    return current;
-  }
-
-  /**
-   * What a call's result depends on when already analysed; otherwise the analysis starts (once)
-   * and undefined is returned. Started as soon as a result is stored, so that it is known by the
-   * next block.
-   */
-  #dependenciesOf(call: PreparedCall, proof: CurrencyProof): EntryDependencies | undefined {
-    const id = `${call.ref.id}::${call.functionName}`;
-    const deps = this.#dependencies.get(id);
-    if (deps !== undefined || this.#dependencies.has(id)) return deps;
-    if (this.#dependencies.size >= MAX_REMEMBERED_DEPENDENCIES) this.#dependencies.clear();
-    this.#dependencies.set(id, undefined);
-    proof.dependsOn(call.ref.id, call.functionName).then(
-      (found) => this.#dependencies.set(id, found),
-      () => this.#dependencies.delete(id),
-    );
-    return undefined;
+    return proof !== undefined && proof.network === call.ref.network && call.tip === undefined
+      ? proof
+      : undefined;
   }
 
   /** The cache key a request maps to (admin invalidation of one entry). */
@@ -336,30 +286,28 @@ export class ReadOnlyService {
       entry !== undefined
         ? (entry.tipHeight ?? undefined)
         : (result.meta?.tipHeight ?? this.#heightNow(call) ?? undefined);
-    const proof = this.#proof;
-    if (proof !== undefined && proof.network === call.ref.network && call.tip === undefined) {
-      if (entry === undefined) {
-        // A fresh latest-state result: learn what it depends on before the next block comes.
-        this.#dependenciesOf(call, proof);
-      } else if (stale === undefined && tipHeight !== undefined) {
-        // An entry kept current by the observer's proof is answered at the tip it is current at.
-        const now = this.#heightNow(call);
-        const deps =
-          now !== undefined && now > tipHeight
-            ? this.#dependencies.get(`${call.ref.id}::${call.functionName}`)
-            : undefined;
-        if (
-          deps !== undefined &&
-          proof.current({ height: tipHeight, readAt: entry.storedAt, dependsOn: deps }, now!)
-        )
-          tipHeight = now;
-      }
-    }
+    const proof = this.#proofFor(call);
+    // An entry kept current by the observer's proof tells the tip it is current at, on every
+    // answer of it (replays included); a fresh result starts the analysis of what it depends
+    // on, so that it is known by the next block.
+    const deps = () => proof?.dependencies(call.ref.id, call.functionName);
+    const teller =
+      proof !== undefined && entry !== undefined && stale === undefined
+        ? proof.teller(entry, deps)
+        : undefined;
+    if (proof !== undefined && entry === undefined) deps();
+    if (teller !== undefined) tipHeight = teller(this.#heightNow(call));
     // A fresh hit may be replayed for an identical request while the cache would still serve
     // its entry under this very policy (block bound included); stale answers never are.
     const reuse =
       outcome === 'hit' && entry !== undefined && stale === undefined && replayable(req)
-        ? hitReuse(this.cache, call.key, entry, policy)
+        ? hitReuse(
+            this.cache,
+            call.key,
+            entry,
+            policy,
+            teller === undefined ? undefined : () => teller(this.#heightNow(call)),
+          )
         : undefined;
     return { value, outcome, entry, stored: stored === true, ttlMs, stale, staleSince, tipHeight, reuse };
   }
@@ -398,9 +346,12 @@ export class ReadOnlyService {
       ...windows,
       freshness: { maxBlocks },
       tipView: () => chain.view(network),
-      ...(this.#proof?.network === network
-        ? { currentByProof: (entry: CacheEntry, tip: number) => this.#provenCurrent(call, entry, tip) }
-        : {}),
+      ...(this.#proofFor(call) === undefined
+        ? {}
+        : {
+            currentByProof: (entry: CacheEntry, tip: number) =>
+              this.#proof!.current(entry, this.#proof!.dependencies(call.ref.id, call.functionName), tip),
+          }),
     };
   }
 
@@ -415,7 +366,13 @@ export class ReadOnlyService {
     // A pinned read is read at its block (its height when /v2/info described it); a latest
     // read at the tip the node reported, else at the tip the gateway knows now.
     const readAt = call.tip === undefined ? (tipHeight ?? this.#heightNow(call)) : this.#heightNow(call);
-    return readAt === undefined ? { value: result } : { value: result, meta: { tipHeight: readAt } };
+    if (readAt === undefined) return { value: result };
+    // Only the node's own height can start the observer's proof (CacheEntry.tipReported).
+    const reported = call.tip === undefined && tipHeight !== undefined;
+    return {
+      value: result,
+      meta: reported ? { tipHeight: readAt, tipReported: true } : { tipHeight: readAt },
+    };
   }
 
   /** The height a result of call is read at without a report of its own. */

@@ -45,17 +45,20 @@ export function replayable(req: object): boolean {
 /**
  * Replay of a hit on `entry` under cache key `key`: valid while the cache would still serve
  * that entry to the same request, judged with the same `policy` the request's lookup used (its
- * freshness requirement, e.g. a block bound, is re-judged at every answer).
+ * freshness requirement, e.g. a block bound, is re-judged at every answer). `tipHeight`, when
+ * given, is the tip each replay tells (an entry the event observer keeps current tells the
+ * present tip, not the one of its first answer).
  */
 export function hitReuse(
   cache: ReadThroughCache,
   key: string,
   entry: CacheEntry,
   policy: CachePolicy = {},
+  tipHeight?: () => number | undefined,
 ): LaneReuse {
   return {
     valid: () => cache.stillServes(key, entry, policy),
-    headers: hitHeaderPairs(entry),
+    headers: hitHeaderPairs(entry, tipHeight),
     served: () => cache.countHit(key),
   };
 }

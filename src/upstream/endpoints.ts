@@ -45,11 +45,12 @@ export interface NodeEndpoint {
   readonly cache: CacheClass;
   readonly network: NetworkSource;
   /**
-   * 'contract': a latest-state answer stays current across blocks that did not touch the
-   * contract of the path (the event observer's proof, docs/events.md): a data var or a map
-   * entry changes only when the contract's own code runs.
+   * How a latest-state answer stays current across blocks that did not touch it (the event
+   * observer's proof, docs/events.md): 'contract', a data var or a map entry, changes only
+   * when the contract of the path runs; 'function', a read-only call, depends on what the
+   * function of the path reaches (as call-read does).
    */
-  readonly provenBy?: 'contract';
+  readonly provenBy?: 'contract' | 'function';
   /** Served by a service of its own (see the module comment) instead of the generic read. */
   readonly service?: 'read-only' | 'abi';
   readonly summary: string;
@@ -180,6 +181,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     body: 'json',
     cache: 'latest',
     network: 'address',
+    provenBy: 'function',
     summary: "The node's fast read-only call (cached per block)",
     example: {
       params: { address: DEMO, contract: 'demo-token', function: 'get-name' },

@@ -120,15 +120,29 @@ describe('answers are the node’s own', () => {
     expect(hit.headers.get('age')).toMatch(/^\d+$/);
   });
 
-  it('passes a node 404 through as the node wrote it, and does not store it', async () => {
+  it('passes a node 404 through as the node wrote it, and remembers it for CACHE_NEGATIVE_TTL_S', async () => {
     const path = dataVarPath('missing');
+    const statuses: (string | null)[] = [];
     for (let i = 0; i < 2; i++) {
       const res = await call(path);
       expect(res.status).toBe(404);
       expect(res.text).toBe('Not found');
       expect(res.headers.get('content-type')).toBe('text/plain');
+      statuses.push(res.headers.get('cache-status'));
     }
-    expect(hits(mainnet, path)).toBe(2);
+    // The second one is the remembered 404 (the default window is 30 s): one node request.
+    expect(statuses[0]).toMatch(/fwd=miss; stored; ttl=30/);
+    expect(statuses[1]).toMatch(/^clarity-cache; hit/);
+    expect(hits(mainnet, path)).toBe(1);
+    // A read pinned to a block the node does not know is a 404 that is never remembered.
+    const pinned = `${path}?tip=${'ab'.repeat(32)}`;
+    mainnet.setRoute('GET', path, {
+      status: 404,
+      body: 'Not found',
+      headers: { 'content-type': 'text/plain' },
+    });
+    for (let i = 0; i < 2; i++) expect((await call(pinned)).status).toBe(404);
+    expect(mainnet.requests.filter((r) => r.path === path && r.query['tip'] !== undefined).length).toBe(2);
   });
 
   it('answers its own envelope when every attempt failed transiently', async () => {

@@ -1,27 +1,38 @@
 /**
- * Contract sources for the dependency analysis, asked of the network's first upstream
- * (GET /v2/contracts/source/{address}/{name}?proof=0). A deployed contract's code never
- * changes, and the analysis keeps what it learned, so each contract is asked for once. A
- * stand-in until the node routes' endpoint table serves this route (then cached there).
+ * Contract sources for the dependency analysis, asked through the endpoint table's `source`
+ * route like any client's request (GET /v2/contracts/source/{address}/{name}?proof=0): the
+ * same cache (a deployed contract's code never changes, so the answer is kept indefinitely),
+ * upstream pool, budget, circuit breaker, failover, and each upstream's own path prefix and
+ * key. The analysis also memoises what it learned, so each contract is asked for about once.
  */
-import { request } from 'undici';
 import type { ContractSourcePort } from '../../clarity/analysis/index.js';
-import type { UpstreamDefinition } from '../../upstream/definitions.js';
+import type { Network } from '../../network.js';
+import { NODE_ENDPOINTS, type NodeEndpoint } from '../../upstream/endpoints.js';
+import type { ForwardedAnswer } from '../../upstream/node-api.js';
 
-export function nodeContractSource(upstream: UpstreamDefinition, timeoutMs: number): ContractSourcePort {
+/** One node route's cached read (src/service/node-routes.ts). */
+export type NodeRouteReader = (req: {
+  readonly endpoint: NodeEndpoint;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly network: Network;
+}) => Promise<ForwardedAnswer>;
+
+const SOURCE = NODE_ENDPOINTS.find((e) => e.name === 'source')!;
+
+export function nodeContractSource(read: NodeRouteReader, network: Network): ContractSourcePort {
   return async (contractId) => {
     const dot = contractId.indexOf('.');
-    const url = new URL(
-      `/v2/contracts/source/${encodeURIComponent(contractId.slice(0, dot))}/${encodeURIComponent(contractId.slice(dot + 1))}?proof=0`,
-      upstream.url,
-    );
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (upstream.apiKey !== undefined) headers['x-api-key'] = upstream.apiKey;
-    const res = await request(url, { headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`contract source of ${contractId}: HTTP ${res.statusCode}`);
-    const body = JSON.parse(text) as { source?: unknown };
-    if (typeof body.source !== 'string') throw new Error(`contract source of ${contractId}: no source field`);
+    const answer = await read({
+      endpoint: SOURCE,
+      params: { address: contractId.slice(0, dot), contract: contractId.slice(dot + 1) },
+      query: { proof: '0' },
+      network,
+    });
+    if (answer.status !== 200) throw new Error(`contract source of ${contractId}: HTTP ${answer.status}`);
+    const body = JSON.parse(answer.body) as { source?: unknown } | null;
+    if (typeof body?.source !== 'string')
+      throw new Error(`contract source of ${contractId}: no source field`);
     return body.source;
   };
 }

@@ -11,4 +11,5 @@ export {
   type Dependencies,
   DependencyAnalyzer,
   type DependencyAnalyzerOptions,
+  isBootContract,
 } from './dependencies.js';

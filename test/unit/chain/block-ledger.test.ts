@@ -25,6 +25,35 @@ const B = new Set(['SP1.b']);
 const AB = new Set(['SP1.a', 'SP1.b']);
 
 describe('BlockLedger', () => {
+  it('holds the tip /v2/info described: its first observed child continues proofs read at it', () => {
+    const ledger = new BlockLedger();
+    const g0 = ledger.generation;
+    expect(ledger.hold({ height: 100, indexBlockHash: hash(100) }, 1000)).toBe(true);
+    expect(ledger.generation).toBeGreaterThan(g0);
+    // Read at the held tip, after it was held.
+    expect(ledger.current({ height: 100, readAt: 1000, dependsOn: A }, 100)).toBe(true);
+    expect(ledger.append(block(101, some('SP1.b')), 1100)).toBe('extended');
+    expect(ledger.current({ height: 100, readAt: 1000, dependsOn: A }, 101)).toBe(true);
+    expect(ledger.current({ height: 100, readAt: 1000, dependsOn: B }, 101)).toBe(false);
+    expect(ledger.current({ height: 100, readAt: 999, dependsOn: A }, 101)).toBe(false);
+    expect(ledger.breaks).toBe(0);
+    // Only while no run is under way.
+    expect(ledger.hold({ height: 101, indexBlockHash: hash(101) }, 1200)).toBe(false);
+  });
+
+  it('a held tip the first block does not follow is no break; the held block itself is taken in', () => {
+    const other = new BlockLedger();
+    other.hold({ height: 100, indexBlockHash: hash(100, 7) }, 1000);
+    expect(other.append(block(101), 1100)).toBe('started');
+    expect(other.breaks).toBe(0);
+    expect(other.current({ height: 100, readAt: 1000, dependsOn: A }, 101)).toBe(false);
+    const same = new BlockLedger();
+    same.hold({ height: 100, indexBlockHash: hash(100) }, 1000);
+    expect(same.append(block(100), 1050)).toBe('extended');
+    expect(same.append(block(101), 1100)).toBe('extended');
+    expect(same.current({ height: 100, readAt: 1000, dependsOn: A }, 101)).toBe(true);
+  });
+
   it('proves an entry current across consecutive blocks that did not touch it', () => {
     const ledger = new BlockLedger();
     expect(ledger.append(block(100), 1000)).toBe('started');

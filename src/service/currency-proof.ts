@@ -1,0 +1,109 @@
+/**
+ * The event observer's proof that a cached latest-state answer is still current
+ * (docs/events.md), as every service that answers from the cache asks it: the read-only
+ * service (its endpoint, call-read, batch items) and the node routes alike.
+ *
+ * - What an answer depends on: a function's reach comes from the dependency analysis, started
+ *   once per function in the background (known by the next block; until then the plain block
+ *   rule applies); a data var, map entry or constant depends on its own contract. Anything of
+ *   a boot contract is volatile: the node writes their state with no transaction.
+ * - Only an entry whose height its own node reported (CacheEntry.tipReported) can be proven:
+ *   a height the gateway filled in from its own tip knowledge may be ahead of the state the
+ *   node actually read.
+ * - The tip an answer tells: the tip it is proven current at, else the height it was read at
+ *   (X-Canonical-Stacks-Tip-Height on every path, a replayed hit included).
+ */
+import type { CacheEntry } from '../cache/entry.js';
+import type { EntryDependencies, EntryRead } from '../chain/block-ledger.js';
+import { isBootContract } from '../clarity/analysis/index.js';
+import type { Network } from '../network.js';
+
+/** What the event observer offers, for one network (src/chain/observer/start.ts). */
+export interface CurrencyProofPort {
+  readonly network: Network;
+  /** The contracts a function reaches, or 'volatile' (the dependency analysis). */
+  dependsOn(contractId: string, functionName: string): Promise<EntryDependencies>;
+  /** Whether an entry read at `read.height` is current at `tipHeight` (the block ledger). */
+  current(read: EntryRead, tipHeight: number): boolean;
+  /** Moves whenever the ledger records anything: answers for the same tip hold while it stays. */
+  generation(): number;
+  /** Told each time a proof kept an entry current (metrics). */
+  onKeptCurrent?(): void;
+}
+
+/** Functions whose dependencies are remembered (each is a few contract ids). */
+const MAX_REMEMBERED = 10_000;
+
+export class CurrencyProof {
+  readonly network: Network;
+  readonly #port: CurrencyProofPort;
+  readonly #functions = new Map<string, EntryDependencies | undefined>();
+
+  constructor(port: CurrencyProofPort) {
+    this.#port = port;
+    this.network = port.network;
+  }
+
+  /**
+   * What an answer of `contractId` depends on when known now: with a function, its analysed
+   * reach (the analysis starts, once, when unknown: undefined this time); without, the
+   * contract itself.
+   */
+  dependencies(contractId: string, functionName?: string): EntryDependencies | undefined {
+    if (isBootContract(contractId)) return 'volatile';
+    if (functionName === undefined) return new Set([contractId]);
+    const id = `${contractId}::${functionName}`;
+    const known = this.#functions.get(id);
+    if (known !== undefined || this.#functions.has(id)) return known;
+    if (this.#functions.size >= MAX_REMEMBERED) this.#functions.clear();
+    this.#functions.set(id, undefined);
+    this.#port.dependsOn(contractId, functionName).then(
+      (found) => this.#functions.set(id, found),
+      () => this.#functions.delete(id),
+    );
+    return undefined;
+  }
+
+  /**
+   * Whether `entry`, read blocks before `tipHeight`, is proven current there (the judge's
+   * currentByProof). Counted in the metrics when it is.
+   */
+  current(entry: CacheEntry, deps: EntryDependencies | undefined, tipHeight: number): boolean {
+    const ok = this.#holds(entry, deps, tipHeight);
+    if (ok) this.#port.onKeptCurrent?.();
+    return ok;
+  }
+
+  /**
+   * The tip height answers of `entry` tell, asked at every answer (a replayed hit included):
+   * the present tip while the entry is proven current there, else the height it was read at.
+   * The proof is asked again only when the tip or the ledger moved.
+   */
+  teller(
+    entry: CacheEntry,
+    deps: () => EntryDependencies | undefined,
+  ): (tipNow: number | undefined) => number | undefined {
+    const own = entry.tipHeight ?? undefined;
+    let lastTip: number | undefined;
+    let lastGeneration = -1;
+    let told = own;
+    return (tipNow) => {
+      if (own === undefined || tipNow === undefined || tipNow <= own) return own;
+      const generation = this.#port.generation();
+      if (tipNow !== lastTip || generation !== lastGeneration) {
+        lastTip = tipNow;
+        lastGeneration = generation;
+        told = this.#holds(entry, deps(), tipNow) ? tipNow : own;
+      }
+      return told;
+    };
+  }
+
+  #holds(entry: CacheEntry, deps: EntryDependencies | undefined, tipHeight: number): boolean {
+    if (deps === undefined || entry.tipHeight === null || entry.tipReported !== true) return false;
+    return this.#port.current(
+      { height: entry.tipHeight, readAt: entry.storedAt, dependsOn: deps },
+      tipHeight,
+    );
+  }
+}
