@@ -10,7 +10,7 @@
  * it (a height gap, a parent that is not the known tip: a missed block or a reorg), when a
  * payload could not be used (it may have been a block), and at start-up (a restart). The
  * next block starts a new run; only entries read at or after that moment, at or above its
- * height, can be proven current.
+ * height (above it when the run began at a fork or after a gap), can be proven current.
  */
 
 /** What a block touched: some contracts (by id), or everything (a transfer, an undecodable tx...). */
@@ -61,6 +61,12 @@ interface Run {
   readonly blocks: ObservedBlock[];
   /** The run is only the block /v2/info described (hold): its successor extends it. */
   held?: boolean;
+  /**
+   * The run began at a fork or after a gap: an entry read at its first block's height may
+   * have been read on the other fork (a node that had not switched yet reports the same
+   * height), so only entries read above it are proven.
+   */
+  afterBreak?: boolean;
 }
 
 /** A tip learned elsewhere than from the observer: what it touched is unknown. */
@@ -148,7 +154,9 @@ export class BlockLedger {
     // A held tip that the first observed block does not follow is no break: nothing observed ended.
     const first = (this.#run === undefined || (held && this.#run.blocks.length === 1)) && this.#breaks === 0;
     if (this.#run !== undefined && !first) this.#breaks++;
-    this.#run = { startedAt: now, blocks: [block] };
+    this.#run = first
+      ? { startedAt: now, blocks: [block] }
+      : { startedAt: now, blocks: [block], afterBreak: true };
     return first ? 'started' : 'restarted';
   }
 
@@ -173,6 +181,7 @@ export class BlockLedger {
     const first = blocks[0]!;
     const last = blocks[blocks.length - 1]!;
     if (tipHeight > last.height || read.height < first.height) return false;
+    if (run.afterBreak === true && read.height === first.height) return false;
     if (read.height >= tipHeight) return true;
     for (let height = read.height + 1; height <= tipHeight; height++) {
       const block = blocks[height - first.height]!;

@@ -150,6 +150,12 @@ export type BreakCause =
   | 'parent'
   /** A payload since the previous block could not be used (it may have been a block). */
   | 'unusable'
+  /**
+   * The block right after a gap, fork or unusable payload: a read made at the block that began
+   * the new run may have come from a node still on the other fork (it reports the same
+   * height), so it is not proven past it.
+   */
+  | 'after-break'
   /** A burnchain operation (`raw_tx` "0x00"): it moves balances the node writes itself. */
   | 'burnchain-op'
   /** A transaction that does not decode. */
@@ -199,6 +205,7 @@ export function chainBreaks(recording: Recording, options: ChainBreakOptions): R
   const seen = new Set<string>();
   let previous: { height: number; hash: string } | undefined;
   let lostSincePrevious = false;
+  let previousBroke = false;
   recording.posts.forEach((post, index) => {
     if (post.path !== '/new_block' && post.path !== '/new_burn_block') return;
     const body = parseJson(post.body);
@@ -229,6 +236,7 @@ export function chainBreaks(recording: Recording, options: ChainBreakOptions): R
     else if (body.block_height > previous.height + 1) causes.add('gap');
     else if (body.block_height !== previous.height + 1 || parent !== previous.hash) causes.add('parent');
     if (lostSincePrevious) causes.add('unusable');
+    if (previousBroke) causes.add('after-break');
     for (const cause of transactionCauses(body.transactions, options)) causes.add(cause);
     if (eventsName(body.events, options.readContract)) causes.add('touches-read');
     blocks.push({
@@ -240,6 +248,7 @@ export function chainBreaks(recording: Recording, options: ChainBreakOptions): R
       duplicate: false,
     });
     previous = { height: body.block_height, hash };
+    previousBroke = causes.has('gap') || causes.has('parent') || causes.has('unusable');
     lostSincePrevious = false;
   });
   return blocks;
