@@ -216,6 +216,23 @@ describe('answers kept current by the observer', () => {
     const again = await vault();
     expect(gw.gateway.lane.served).toBeGreaterThan(servedBefore + 1);
     expect(tipOf(again)).toBe(103);
+    // A batch item's meta tells the same tip.
+    const batch = await request(`${gw.url}/contract-calls/batch`, {
+      body: {
+        calls: [
+          {
+            contractAddress: DEPLOYER,
+            contractName: 'vault',
+            functionName: 'get-vault',
+            functionArgs: [{ type: 'list', value: W.map((w) => ({ type: 'principal', value: w })) }],
+            cacheControl: { maxBlocks: 0 },
+          },
+        ],
+      },
+    });
+    expect(batch.status).toBe(200);
+    expect(batch.body.data.results[0].meta).toMatchObject({ tipHeight: 103 });
+    expect(batch.body.data.results[0].meta.cacheStatus).toMatch(/^clarity-cache; hit/);
 
     // A block that runs the token, which the vault reads through a helper handed to `map`.
     vaultValue = 2;
