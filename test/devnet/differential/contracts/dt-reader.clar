@@ -1,0 +1,21 @@
+;; Read-only views across contracts: dependencies two and three calls deep, some hidden in
+;; helpers passed to map, fold and filter.
+(define-private (balance-step (who principal) (acc uint))
+  (+ acc (unwrap-panic (contract-call? .dt-token get-balance who))))
+(define-private (last-mint-of (who principal))
+  (contract-call? 'ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.dt-token get-last-mint who))
+
+(define-read-only (vault-sum)
+  (contract-call? .dt-vault sum-entries (list 'ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM 'ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5 'ST2CY5V39NHDPWSXMW9QDT3HC3GD6Q6XX4CFRK9AG)))
+(define-read-only (vault-heights)
+  (contract-call? .dt-vault heights (list u1 u2)))
+(define-read-only (ledger-counter)
+  (contract-call? .dt-ledger registry-counter))
+(define-read-only (mint-count-plus)
+  (+ u1 (contract-call? .dt-token get-mint-count)))
+(define-read-only (token-sum (keys (list 5 principal)))
+  (fold balance-step keys u0))
+(define-read-only (last-mints (keys (list 5 principal)))
+  (map last-mint-of keys))
+(define-read-only (context-height)
+  (contract-call? .dt-context height))
