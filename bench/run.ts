@@ -28,6 +28,7 @@ const CASES: Record<string, () => Promise<BenchCase>> = {
   'observer-recorded': async () => (await import('./cases/observer-recorded.js')).observerRecorded,
   soak: async () => (await import('./cases/soak.js')).soak,
   'memory-distinct': async () => (await import('./cases/memory-distinct.js')).memoryDistinct,
+  differential: async () => (await import('./cases/differential.js')).differential,
   profile: async () => (await import('./cases/profile.js')).profile,
 };
 /** Start-up first, while nothing else has warmed the file-system cache for the gateway more than a build did. */
