@@ -111,6 +111,28 @@ async function run(): Promise<CaseOutput> {
     );
   }
 
+  // Values only their own deployment wrote: every block but one that touches everything should keep them.
+  const stable = reports.flatMap((r) =>
+    Object.entries(r.stable).map(([read, k]) => ({ seed: r.seed, read, ...k })),
+  );
+  const compared = stable.filter((k) => k.rounds >= 6);
+  const neverKept = compared.filter((k) => k.call === 0 || k.fast === 0);
+  const rounds = compared.reduce((n, k) => n + k.rounds, 0);
+  rows.push({
+    figure: `values only their deployment wrote (${compared.length} reads): rounds kept current, call-read entry / fast-call-read entry`,
+    value: `${pct(
+      compared.reduce((n, k) => n + k.call, 0),
+      rounds,
+    )} / ${pct(
+      compared.reduce((n, k) => n + k.fast, 0),
+      rounds,
+    )}`,
+    reference: `${neverKept.length} of them never kept current`,
+    ratio: '—',
+    target: 'every read kept current',
+    status: neverKept.length === 0 ? 'MET' : 'MISSED',
+  });
+
   return {
     settings: {
       seeds: SEEDS,
@@ -135,6 +157,7 @@ async function run(): Promise<CaseOutput> {
       wrong,
       doors: total,
       wrongByCause: byCause,
+      stableNeverKeptCurrent: neverKept,
       perSeed: reports.map((r) => ({
         seed: r.seed,
         blocks: r.blocks,

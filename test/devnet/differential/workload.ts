@@ -143,6 +143,7 @@ export const FAMILY: readonly ContractSpec[] = [
   { name: 'dt-clock', file: 'dt-clock', deployer: 'deployer', clarity: 4 },
   { name: 'dt-token-b', file: 'dt-token', deployer: 'wallet_1', clarity: 3 },
   { name: 'dt-mirror', file: 'dt-mirror', deployer: 'wallet_1', clarity: 3 },
+  { name: 'dt-quirks', file: 'dt-quirks', deployer: 'deployer', clarity: 3 },
 ];
 
 /**
@@ -171,6 +172,7 @@ export const TOKEN = id('dt-token');
 export const TOKEN_B = id('dt-token-b', 'wallet_1');
 export const VAULT = id('dt-vault');
 export const MIRROR = id('dt-mirror', 'wallet_1');
+export const QUIRKS = id('dt-quirks');
 
 /** Principals arguments are drawn from. */
 const PRINCIPALS = [D, W1, W2, W3, VAULT, MIRROR];
@@ -265,6 +267,7 @@ function callMenu(r: Prng, sender: string): ReadonlyArray<readonly [() => Call, 
     ],
     [() => ({ contract: MIRROR, fn: 'copy-counter', args: [] }), 2],
     [() => ({ contract: MIRROR, fn: 'tick-twice', args: [] }), 2],
+    [() => ({ contract: QUIRKS, fn: 'quirk-note', args: [Cl.uint(r.pick([r.int(999), 1001]))] }), 2],
   ];
 }
 
