@@ -356,6 +356,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       dependsOn: (contractId, fn) => observer.dependsOn(contractId, fn),
       current: (read, tipHeight) => observer.ledger.current(read, tipHeight),
       generation: () => observer.ledger.generation,
+      analysisVersion: () => observer.analyzer.version,
       onKeptCurrent: () => metrics.observer.keptCurrent(network),
     });
     readOnly.useProof(proof);

@@ -27,6 +27,8 @@ export interface CurrencyProofPort {
   current(read: EntryRead, tipHeight: number): boolean;
   /** Moves whenever the ledger records anything: answers for the same tip hold while it stays. */
   generation(): number;
+  /** Moves whenever a deploy is learned: what functions depend on may have changed (dependsOn). */
+  analysisVersion(): number;
   /** Told each time a proof kept an entry current (metrics). */
   onKeptCurrent?(): void;
 }
@@ -34,10 +36,26 @@ export interface CurrencyProofPort {
 /** Functions whose dependencies are remembered (each is a few contract ids). */
 const MAX_REMEMBERED = 10_000;
 
+/**
+ * How long a function found volatile is taken as such before it is asked again: volatile may
+ * mean "a source could not be had" (a contract not deployed yet, an upstream down), and
+ * answering volatile meanwhile is always safe (it proves nothing).
+ */
+const VOLATILE_RECHECK_MS = 10_000;
+
+interface Remembered {
+  /** undefined while the analysis is under way. */
+  deps: EntryDependencies | undefined;
+  /** The analysis version it was asked at. */
+  readonly version: number;
+  /** When it was asked (epoch ms). */
+  readonly at: number;
+}
+
 export class CurrencyProof {
   readonly network: Network;
   readonly #port: CurrencyProofPort;
-  readonly #functions = new Map<string, EntryDependencies | undefined>();
+  readonly #functions = new Map<string, Remembered>();
 
   constructor(port: CurrencyProofPort) {
     this.#port = port;
@@ -53,13 +71,34 @@ export class CurrencyProof {
     if (isBootContract(contractId)) return 'volatile';
     if (functionName === undefined) return new Set([contractId]);
     const id = `${contractId}::${functionName}`;
+    const version = this.#port.analysisVersion();
     const known = this.#functions.get(id);
-    if (known !== undefined || this.#functions.has(id)) return known;
+    // A deploy learned since makes any answer of before doubtful: asked again, nothing meanwhile.
+    if (known === undefined || known.version !== version)
+      return this.#ask(id, contractId, functionName, version);
+    if (known.deps === 'volatile' && Date.now() - known.at >= VOLATILE_RECHECK_MS) {
+      this.#ask(id, contractId, functionName, version);
+      return 'volatile';
+    }
+    return known.deps;
+  }
+
+  /** Starts the analysis of one function; `undefined` (nothing proven) until it answers. */
+  #ask(id: string, contractId: string, functionName: string, version: number): undefined {
     if (this.#functions.size >= MAX_REMEMBERED) this.#functions.clear();
-    this.#functions.set(id, undefined);
+    const asked: Remembered = {
+      deps: this.#functions.get(id)?.deps === 'volatile' ? 'volatile' : undefined,
+      version,
+      at: Date.now(),
+    };
+    this.#functions.set(id, asked);
     this.#port.dependsOn(contractId, functionName).then(
-      (found) => this.#functions.set(id, found),
-      () => this.#functions.delete(id),
+      (found) => {
+        if (this.#functions.get(id) === asked) asked.deps = found;
+      },
+      () => {
+        if (this.#functions.get(id) === asked) this.#functions.delete(id);
+      },
     );
     return undefined;
   }

@@ -11,7 +11,7 @@ import { TOUCHES_ALL, type Touched } from '../block-ledger.js';
 import { classifyTransaction, type TransactionEffect } from './transactions.js';
 
 export interface BlockContent {
-  readonly transactions: readonly { readonly raw_tx: string }[];
+  readonly transactions: readonly { readonly raw_tx: string; readonly status?: unknown }[];
   readonly events: readonly unknown[];
 }
 
@@ -35,7 +35,7 @@ const CONTRACT_ID = /^S[0-9A-Z]{27,40}\.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,127}$/;
 
 export function blockEffects(block: BlockContent, analyzer: DependencyAnalyzer): Promise<BlockEffects> {
   return effectsOf(
-    block.transactions.map((tx) => classifyTransaction(tx.raw_tx)),
+    block.transactions.map((tx) => classifyTransaction(tx.raw_tx, tx.status)),
     eventContracts(block.events),
     analyzer,
   );

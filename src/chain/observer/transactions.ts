@@ -7,6 +7,10 @@
  *   data only; those are read only by entries the analysis already calls volatile, which every
  *   block refetches. On a real chain nearly every block carries one of them: were they to touch
  *   everything, almost no proof would survive a block.
+ * - A transaction the node reports as failed (`status` other than `success`: aborted by its
+ *   response or by a post-condition) changed nothing but its fee and nonce: balances again. A
+ *   failed deploy created no contract: its code is not learned (a failed deploy of a name
+ *   that exists must not replace what the contract is known to do).
  * - A burnchain operation (stacking or a transfer through Bitcoin) reaches the observer as a
  *   transaction whose `raw_tx` is `0x00`, as does anything that cannot be decoded: their reach
  *   is unknown, so they touch everything. So does a poison-microblock report (it moves miner
@@ -32,9 +36,14 @@ const MAINNET_TX_VERSION = 0x00;
 
 const NONE: TransactionEffect = { kind: 'none' };
 
-export function classifyTransaction(rawTx: string): TransactionEffect {
+/**
+ * @param status the node's `status` of the transaction in the block, when the payload has one
+ *   (`success`, `abort_by_response`, `abort_by_post_condition`).
+ */
+export function classifyTransaction(rawTx: string, status?: unknown): TransactionEffect {
   const hex = rawTx.startsWith('0x') || rawTx.startsWith('0X') ? rawTx.slice(2) : rawTx;
   if (hex === '00') return { kind: 'all', why: 'burnchain-operation' };
+  if (typeof status === 'string' && status !== 'success') return NONE;
   let tx: StacksTransactionWire;
   try {
     tx = deserializeTransaction(hex);

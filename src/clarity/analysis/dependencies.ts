@@ -57,6 +57,7 @@ export class DependencyAnalyzer {
   readonly #analyses: LRUCache<string, Promise<ContractAnalysis>>;
   /** Complete answers per `contract::function` (none of whose sources failed to come). */
   readonly #answers: LRUCache<string, Dependencies>;
+  #version = 0;
 
   constructor(options: DependencyAnalyzerOptions) {
     this.#source = options.source;
@@ -77,10 +78,20 @@ export class DependencyAnalyzer {
     return pending;
   }
 
-  /** Learns a contract from source already at hand (a deploy transaction's code). */
+  /**
+   * Moves each time a deploy is learned: an answer given before may no longer hold (a function
+   * that found its contract missing, or a contract deployed again under a name whose first
+   * deploy failed). Whoever keeps answers of its own drops them when it moves.
+   */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** Learns a contract from source already at hand (a successful deploy transaction's code). */
   learn(contractId: string, source: string): ContractAnalysis {
     const analysis = analyzeContract(contractId, source);
     // Answers that found it missing (before its deployment) no longer hold.
+    this.#version++;
     this.#answers.clear();
     this.#analyses.set(contractId, Promise.resolve(analysis));
     return analysis;

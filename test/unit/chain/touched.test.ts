@@ -151,6 +151,28 @@ describe('blockEffects', () => {
     }
   });
 
+  it('a failed transaction touches nothing, and a failed deploy is neither learned nor reported', async () => {
+    const a = await analyzer();
+    const raw = `0x${await call('vault', 'deposit')}`;
+    expect(classifyTransaction(raw, 'abort_by_response')).toEqual({ kind: 'none' });
+    expect(classifyTransaction(raw, 'abort_by_post_condition')).toEqual({ kind: 'none' });
+    expect(classifyTransaction(raw, 'success').kind).toBe('call');
+    // A burnchain operation touches everything whatever its status says.
+    expect(classifyTransaction('0x00', 'success')).toEqual({ kind: 'all', why: 'burnchain-operation' });
+    const failed = await makeContractDeploy({
+      ...opts,
+      contractName: 'vault',
+      codeBody: '(define-read-only (get-vault) (contract-call? .router go))',
+    });
+    const version = a.version;
+    const effects = await blockEffects(
+      { transactions: [{ raw_tx: serializeTransaction(failed), status: 'abort_by_response' }], events: [] },
+      a,
+    );
+    expect(effects).toEqual({ touched: { all: false, contracts: new Set() }, deployed: [] });
+    expect(a.version).toBe(version);
+  });
+
   it('events name contracts through contract_identifier and asset_identifier', () => {
     expect(
       eventContracts([
