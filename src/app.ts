@@ -357,6 +357,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       current: (read, tipHeight) => observer.ledger.current(read, tipHeight),
       generation: () => observer.ledger.generation,
       analysisVersion: () => observer.analyzer.version,
+      learnedSince: (version) => observer.analyzer.learnedSince(version),
       onKeptCurrent: () => metrics.observer.keptCurrent(network),
     });
     readOnly.useProof(proof);

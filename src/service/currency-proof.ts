@@ -29,6 +29,8 @@ export interface CurrencyProofPort {
   generation(): number;
   /** Moves whenever a deploy is learned: what functions depend on may have changed (dependsOn). */
   analysisVersion(): number;
+  /** The contracts learned since an analysis version; undefined when not remembered that far. */
+  learnedSince(version: number): readonly string[] | undefined;
   /** Told each time a proof kept an entry current (metrics). */
   onKeptCurrent?(): void;
 }
@@ -46,8 +48,8 @@ const VOLATILE_RECHECK_MS = 10_000;
 interface Remembered {
   /** undefined while the analysis is under way. */
   deps: EntryDependencies | undefined;
-  /** The analysis version it was asked at. */
-  readonly version: number;
+  /** The analysis version it holds at. */
+  version: number;
   /** When it was asked (epoch ms). */
   readonly at: number;
 }
@@ -73,9 +75,23 @@ export class CurrencyProof {
     const id = `${contractId}::${functionName}`;
     const version = this.#port.analysisVersion();
     const known = this.#functions.get(id);
-    // A deploy learned since makes any answer of before doubtful: asked again, nothing meanwhile.
-    if (known === undefined || known.version !== version)
-      return this.#ask(id, contractId, functionName, version);
+    if (known === undefined) return this.#ask(id, contractId, functionName, version);
+    if (known.version !== version) {
+      // A deploy learned since may change the answer: one that found a contract missing
+      // (volatile, or still under way), or one that reached the contract deployed (a reorg can
+      // deploy a name again with other code). Those are asked again, proving nothing meanwhile;
+      // the others still hold.
+      const learned = this.#port.learnedSince(known.version);
+      const deps = known.deps;
+      if (
+        learned === undefined ||
+        deps === undefined ||
+        deps === 'volatile' ||
+        learned.some((c) => deps.has(c))
+      )
+        return this.#ask(id, contractId, functionName, version);
+      known.version = version;
+    }
     if (known.deps === 'volatile' && Date.now() - known.at >= VOLATILE_RECHECK_MS) {
       this.#ask(id, contractId, functionName, version);
       return 'volatile';

@@ -16,7 +16,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { addressToString, deserializeTransaction, PayloadType } from '@stacks/transactions';
+import {
+  addressFromVersionHash,
+  addressHashModeToVersion,
+  addressToString,
+  deserializeTransaction,
+  PayloadType,
+} from '@stacks/transactions';
 
 export const RECORDINGS_DIR = path.resolve(import.meta.dirname, '../fixtures/observer-recordings');
 
@@ -297,20 +303,26 @@ function usableBurnBlock(body: unknown): boolean {
   );
 }
 
-function transactionCauses(transactions: { raw_tx: string }[], options: ChainBreakOptions): BreakCause[] {
+function transactionCauses(
+  transactions: { raw_tx: string; status?: unknown }[],
+  options: ChainBreakOptions,
+): BreakCause[] {
   const causes: BreakCause[] = [];
-  for (const { raw_tx } of transactions) {
+  for (const { raw_tx, status } of transactions) {
     if (raw_tx === '0x00') {
       causes.push('burnchain-op');
       continue;
     }
-    let payload: ReturnType<typeof deserializeTransaction>['payload'];
+    // A transaction the node reports failed changed nothing but its fee and nonce.
+    if (typeof status === 'string' && status !== 'success') continue;
+    let tx: ReturnType<typeof deserializeTransaction>;
     try {
-      payload = deserializeTransaction(raw_tx.replace(/^0x/, '')).payload;
+      tx = deserializeTransaction(raw_tx.replace(/^0x/, ''));
     } catch {
       causes.push('undecodable');
       continue;
     }
+    const payload = tx.payload;
     if (payload.payloadType === PayloadType.ContractCall) {
       const id = `${addressToString(payload.contractAddress)}.${payload.contractName.content}`;
       if (id === options.readContract) causes.push('touches-read');
@@ -320,15 +332,66 @@ function transactionCauses(transactions: { raw_tx: string }[], options: ChainBre
       payload.payloadType === PayloadType.SmartContract ||
       payload.payloadType === PayloadType.VersionedSmartContract
     ) {
-      // A deploy touches the contract it creates (never the read one, which exists already);
-      // code of its own that calls out reaches contracts the replay may not know.
-      if (/contract-call\?/.test(payload.codeBody.content)) causes.push('unknown-reach');
+      // A deploy touches the contract it creates (never the read one, which exists already),
+      // and what its own deploy-time code calls: a contract the replay has no source for
+      // reaches what nobody can tell. Calls inside function definitions do not run at deploy.
+      const condition = tx.auth.spendingCondition;
+      const deployer = addressToString(
+        addressFromVersionHash(
+          addressHashModeToVersion(condition.hashMode, tx.transactionVersion === 0 ? 'mainnet' : 'testnet'),
+          condition.signer,
+        ),
+      );
+      for (const target of deployTimeCalls(payload.codeBody.content)) {
+        const id = target.startsWith('.') ? `${deployer}${target}` : target.replace(/^'/, '');
+        if (!BOOT_ADDRESSES.has(id.split('.')[0]!) && !options.knownSources.has(id))
+          causes.push('unknown-reach');
+      }
     } else if (payload.payloadType === PayloadType.PoisonMicroblock) {
       causes.push('poison-microblock');
     }
     // Token transfers, coinbases (all kinds) and tenure changes touch no contract.
   }
   return causes;
+}
+
+/**
+ * The targets (as written: `.name`, `'SP….name`, or a trait parameter's name) of the
+ * `contract-call?`s a contract's code makes at deploy time: outside its function definitions,
+ * once comments and strings are blanked out. A crude scan of the test's own, independent of the
+ * gateway's reader.
+ */
+function deployTimeCalls(code: string): string[] {
+  // Blank out strings and comments, keeping every other character where it was.
+  let plain = '';
+  for (let i = 0; i < code.length; i++) {
+    const c = code[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < code.length && code[j] !== '"') j += code[j] === '\\' ? 2 : 1;
+      plain += ' '.repeat(j - i + 1);
+      i = j;
+    } else if (c === ';') {
+      let j = i;
+      while (j < code.length && code[j] !== '\n') j++;
+      plain += ' '.repeat(j - i);
+      i = j - 1;
+    } else plain += c;
+  }
+  // Drop every (define-public …), (define-read-only …) and (define-private …) form.
+  let outside = '';
+  for (let i = 0; i < plain.length; i++) {
+    if (plain[i] === '(' && /^\(\s*define-(public|read-only|private)\b/.test(plain.slice(i, i + 40))) {
+      let depth = 0;
+      let j = i;
+      for (; j < plain.length; j++) {
+        if (plain[j] === '(') depth++;
+        else if (plain[j] === ')' && --depth === 0) break;
+      }
+      i = j;
+    } else outside += plain[i];
+  }
+  return [...outside.matchAll(/contract-call\?\s+([^\s()]+)/g)].map((m) => m[1]!);
 }
 
 function eventsName(events: unknown[], contract: string): boolean {

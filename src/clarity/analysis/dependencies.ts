@@ -39,6 +39,9 @@ export function isBootContract(contractId: string): boolean {
   return BOOT_ADDRESSES.has(contractId.slice(0, contractId.indexOf('.')));
 }
 
+/** Deploys remembered by learnedSince: more than one block's worth of deploys on any chain. */
+const LEARNED_REMEMBERED = 4096;
+
 export interface DependencyAnalyzerOptions {
   readonly source: ContractSourcePort;
   /** Contracts whose analysis is kept (default 10,000). */
@@ -58,6 +61,8 @@ export class DependencyAnalyzer {
   /** Complete answers per `contract::function` (none of whose sources failed to come). */
   readonly #answers: LRUCache<string, Dependencies>;
   #version = 0;
+  /** The contracts learned, in order, the last LEARNED_REMEMBERED (learnedSince). */
+  readonly #learned: string[] = [];
 
   constructor(options: DependencyAnalyzerOptions) {
     this.#source = options.source;
@@ -87,11 +92,25 @@ export class DependencyAnalyzer {
     return this.#version;
   }
 
+  /**
+   * The contracts learned after `version` (each deploy moves the version by one), or undefined
+   * when that is further back than is remembered: then anything may have changed.
+   */
+  learnedSince(version: number): readonly string[] | undefined {
+    const behind = this.#version - version;
+    if (behind <= 0) return [];
+    if (behind > this.#learned.length) return undefined;
+    return this.#learned.slice(this.#learned.length - behind);
+  }
+
   /** Learns a contract from source already at hand (a successful deploy transaction's code). */
   learn(contractId: string, source: string): ContractAnalysis {
     const analysis = analyzeContract(contractId, source);
     // Answers that found it missing (before its deployment) no longer hold.
     this.#version++;
+    this.#learned.push(contractId);
+    if (this.#learned.length > LEARNED_REMEMBERED)
+      this.#learned.splice(0, this.#learned.length - LEARNED_REMEMBERED);
     this.#answers.clear();
     this.#analyses.set(contractId, Promise.resolve(analysis));
     return analysis;

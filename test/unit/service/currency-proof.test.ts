@@ -8,7 +8,7 @@ const C = 'ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.c';
 /** A port whose analysis answers are set by the test, one call at a time. */
 function port() {
   const state = {
-    version: 0,
+    learned: [] as string[],
     generation: 0,
     answer: new Set([C]) as EntryDependencies,
     asked: 0,
@@ -22,7 +22,8 @@ function port() {
     },
     current: (read, tip) => state.current(read, tip),
     generation: () => state.generation,
-    analysisVersion: () => state.version,
+    analysisVersion: () => state.learned.length,
+    learnedSince: (version) => state.learned.slice(version),
   });
   return { state, proof };
 }
@@ -39,18 +40,30 @@ const entry = (over: Partial<CacheEntry> = {}): CacheEntry => ({
 });
 
 describe('CurrencyProof', () => {
-  it('asks the analysis once, and again after a deploy was learned (nothing proven meanwhile)', async () => {
+  it('asks the analysis once, and again only after a deploy that may change the answer', async () => {
     const { state, proof } = port();
     expect(proof.dependencies(C, 'f')).toBeUndefined();
     await settle();
     expect(proof.dependencies(C, 'f')).toEqual(new Set([C]));
     expect(state.asked).toBe(1);
-    state.version++;
+    // Another contract deployed: what f reaches is unchanged, still proven.
+    state.learned.push(`${C}-other`);
+    expect(proof.dependencies(C, 'f')).toEqual(new Set([C]));
+    expect(state.asked).toBe(1);
+    // A contract f reaches deployed (again, as a reorg may): asked again, nothing proven meanwhile.
+    state.learned.push(C);
     state.answer = 'volatile';
     expect(proof.dependencies(C, 'f')).toBeUndefined();
     await settle();
     expect(proof.dependencies(C, 'f')).toBe('volatile');
     expect(state.asked).toBe(2);
+    // A volatile answer (its source maybe missing then) is asked again after any deploy.
+    state.learned.push(`${C}-third`);
+    state.answer = new Set([C]);
+    expect(proof.dependencies(C, 'f')).toBeUndefined();
+    await settle();
+    expect(proof.dependencies(C, 'f')).toEqual(new Set([C]));
+    expect(state.asked).toBe(3);
   });
 
   it('boot contracts are volatile and data vars depend on their own contract, with no analysis', () => {
