@@ -2,6 +2,9 @@
 // - the production server (src/main.ts) into one ES module, dist/clarity-cache.mjs. Why:
 //   resolving and loading a few hundred small CommonJS files was most of the start-up time;
 //   one file starts several times faster;
+// - the event observer's payload worker (src/chain/observer/payload-worker.ts) into
+//   dist/observer-worker.mjs beside the server, which starts it as a worker thread from there
+//   (a worker runs a file of its own);
 // - the explorer page (src/explorer/page) into dist/explorer/ beside the server, which
 //   serves it from there;
 // - the typed client (client/src, also its own package clarity-cache-client) into
@@ -10,7 +13,7 @@
 // The tests run the sources (tsx); the bundle tests run this output.
 //
 //   node scripts/bundle.mjs                  everything into dist/
-//   node scripts/bundle.mjs <file.mjs>       only the server (and its explorer/ beside it)
+//   node scripts/bundle.mjs <file.mjs>       only the server (and its worker and explorer/ beside it)
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,8 +40,24 @@ await build({
   logLevel: 'warning',
   // Native addon, and a package that serves its own static files from its install directory.
   external: ['better-sqlite3', '@fastify/swagger-ui'],
-  // The explorer's prebuilt files, relative to the bundle (src/explorer/plugin.ts).
-  define: { __EXPLORER_DIR__: JSON.stringify('./explorer/') },
+  // The explorer's prebuilt files and the observer's worker, relative to the bundle
+  // (src/explorer/plugin.ts, src/chain/observer/payload-reader.ts).
+  define: {
+    __EXPLORER_DIR__: JSON.stringify('./explorer/'),
+    __OBSERVER_WORKER__: JSON.stringify('./observer-worker.mjs'),
+  },
+  banner: { js: requireBanner },
+});
+
+await build({
+  entryPoints: [`${root}/src/chain/observer/payload-worker.ts`],
+  outfile: `${outdir}/observer-worker.mjs`,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  sourcemap: true,
+  logLevel: 'warning',
   banner: { js: requireBanner },
 });
 

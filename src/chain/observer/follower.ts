@@ -1,15 +1,18 @@
 /**
  * What the observer does with the payloads the node posts, once they are answered
- * (docs/events.md): a usable /new_block moves the network's tip at once and, after its
- * transactions are decoded, is recorded in the block ledger with what it touched; the same
- * block twice changes nothing; a payload that cannot be used ends every proof as a missed
- * block would. Payloads are handled one at a time, in the order they arrived.
+ * (docs/events.md): a usable /new_block moves the network's tip as soon as it is read and, after
+ * its transactions' reach is known, is recorded in the block ledger with what it touched; the
+ * same block twice changes nothing; a payload that cannot be used ends every proof as a missed
+ * block would. Payloads are read off the main thread when large (payload-reader.ts) and are
+ * acted on one at a time, in the order they arrived: reading one may overlap applying the one
+ * before, never the order of their effects.
  */
 import type { DependencyAnalyzer } from '../../clarity/analysis/index.js';
 import type { Network } from '../../network.js';
 import type { AppendOutcome, BlockLedger, Touched } from '../block-ledger.js';
-import { firstError, newBlockCheck, newBurnBlockCheck, normalizeHash } from './schemas.js';
-import { blockEffects } from './touched.js';
+import { type PayloadBody, PayloadReader, type PayloadReaderOptions } from './payload-reader.js';
+import type { NewBlockSummary, PayloadRoute, PayloadSummary } from './payload-worker.js';
+import { effectsOf } from './touched.js';
 
 export interface FollowedBlock {
   readonly height: number;
@@ -37,6 +40,8 @@ export interface ChainFollowerOptions extends ChainFollowerHooks {
   readonly ledger: BlockLedger;
   readonly analyzer: DependencyAnalyzer;
   readonly now?: () => number;
+  /** How payloads are read (default: a PayloadReader of its own with these options). */
+  readonly reader?: PayloadReader | PayloadReaderOptions;
 }
 
 /** Index block hashes remembered for "the same block twice" while still being applied. */
@@ -45,9 +50,14 @@ const SEEN_LIMIT = 8192;
 export class ChainFollower {
   readonly network: Network;
   readonly ledger: BlockLedger;
+  /** Reads the payloads (off the main thread when large). */
+  readonly reader: PayloadReader;
   readonly #o: ChainFollowerOptions;
   readonly #now: () => number;
   readonly #seen = new Set<string>();
+  /** Payloads in arrival order, each acted on once read (tip, duplicate, rejection). */
+  #intake: Promise<void> = Promise.resolve();
+  /** Blocks applied to the ledger (and interruptions), in the same order. */
   #queue: Promise<void> = Promise.resolve();
   #last: FollowedBlock | undefined;
   #handled = 0;
@@ -58,6 +68,8 @@ export class ChainFollower {
     this.network = options.network;
     this.ledger = options.ledger;
     this.#now = options.now ?? Date.now;
+    this.reader =
+      options.reader instanceof PayloadReader ? options.reader : new PayloadReader(options.reader);
   }
 
   /** The last usable block received (for /ready). */
@@ -65,9 +77,15 @@ export class ChainFollower {
     return this.#last;
   }
 
-  /** Resolves once every payload handed in so far is applied (tests, shutdown). */
-  idle(): Promise<void> {
-    return this.#queue;
+  /** Resolves once every payload handed in so far is read and applied (tests, shutdown). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const intake = this.#intake;
+      await intake;
+      const queue = this.#queue;
+      await queue;
+      if (intake === this.#intake && queue === this.#queue) return;
+    }
   }
 
   /** Payloads handed in so far (read or not). */
@@ -83,6 +101,12 @@ export class ChainFollower {
     await this.idle();
   }
 
+  /** Waits for everything handed in, then ends the reader's worker. */
+  async close(): Promise<void> {
+    await this.idle();
+    await this.reader.close();
+  }
+
   #count(): void {
     this.#handled++;
     const ready = this.#waiters.filter((w) => w.count <= this.#handled);
@@ -91,68 +115,27 @@ export class ChainFollower {
     for (const w of ready) w.resolve();
   }
 
-  /** A POST /new_block body, as read (bytes). */
-  newBlock(body: Buffer | undefined): void {
+  /** A POST /new_block body, as read (handed over: the reader may move its memory). */
+  newBlock(body: PayloadBody | undefined): void {
+    const startedAt = performance.now();
     try {
-      this.#newBlock(body);
+      this.#read('/new_block', body, (summary) => this.#newBlock(summary, startedAt));
     } finally {
       this.#count();
     }
   }
 
-  #newBlock(body: Buffer | undefined): void {
-    const startedAt = performance.now();
-    const parsed = parse(body);
-    if (!parsed.ok) {
-      this.reject('/new_block', parsed.reason);
-      return;
-    }
-    if (!newBlockCheck.Check(parsed.value)) {
-      this.reject('/new_block', firstError(newBlockCheck, parsed.value));
-      return;
-    }
-    const payload = parsed.value;
-    const indexBlockHash = normalizeHash(payload.index_block_hash);
-    if (this.#seen.has(indexBlockHash)) {
-      this.#o.onDuplicate?.();
-      return;
-    }
-    this.#seen.add(indexBlockHash);
-    if (this.#seen.size > SEEN_LIMIT) this.#seen.delete(this.#seen.values().next().value!);
-    const receivedAt = this.#now();
-    const block: FollowedBlock = { height: payload.block_height, indexBlockHash, receivedAt };
-    this.#last = block;
-    this.#o.onTip(block);
-    this.#enqueue(async () => {
-      const effects = await blockEffects(payload, this.#o.analyzer);
-      const outcome = this.ledger.append(
-        {
-          height: payload.block_height,
-          indexBlockHash,
-          parentIndexBlockHash: normalizeHash(payload.parent_index_block_hash),
-          touched: effects.touched,
-          deployed: effects.deployed,
-        },
-        receivedAt,
-      );
-      for (const id of effects.deployed) await this.#o.onDeployed?.(id);
-      this.#o.onApplied?.(outcome, effects.touched, performance.now() - startedAt);
-    });
-  }
-
   /** A POST /new_burn_block body: checked (an unusable one ends proofs), otherwise nothing to do. */
-  newBurnBlock(body: Buffer | undefined): void {
+  newBurnBlock(body: PayloadBody | undefined): void {
     this.#count();
-    const parsed = parse(body);
-    if (!parsed.ok) this.reject('/new_burn_block', parsed.reason);
-    else if (!newBurnBlockCheck.Check(parsed.value))
-      this.reject('/new_burn_block', firstError(newBurnBlockCheck, parsed.value));
+    this.#read('/new_burn_block', body, (summary) => {
+      if (!summary.ok) this.#rejected('/new_burn_block', summary.reason);
+    });
   }
 
   /** A payload the gateway could not use (or could not even read): every proof ends. */
   reject(route: string, reason: string): void {
-    this.#o.onRejected?.(route, reason);
-    this.#enqueue(async () => this.ledger.interrupt());
+    this.#inOrder(() => this.#rejected(route, reason));
   }
 
   /** A body that could not even be read (too large, cut off): rejected, and counted as handed in. */
@@ -161,19 +144,67 @@ export class ChainFollower {
     this.#count();
   }
 
+  /** Starts reading now; acts on the summary after every payload handed in before it. */
+  #read<R extends PayloadRoute>(
+    route: R,
+    body: PayloadBody | undefined,
+    then: (summary: PayloadSummary<R>) => void,
+  ): void {
+    const summary = this.reader.read(route, body);
+    this.#inOrder(async () => then(await summary));
+  }
+
+  #inOrder(step: () => void | Promise<void>): void {
+    this.#intake = this.#intake.then(step).catch((err: unknown) => {
+      this.#enqueue(async () => this.ledger.interrupt());
+      this.#o.onError?.(err);
+    });
+  }
+
+  #rejected(route: string, reason: string): void {
+    this.#o.onRejected?.(route, reason);
+    this.#enqueue(async () => this.ledger.interrupt());
+  }
+
+  #newBlock(summary: PayloadSummary<'/new_block'>, startedAt: number): void {
+    if (!summary.ok) {
+      this.#rejected('/new_block', summary.reason);
+      return;
+    }
+    const { indexBlockHash, height } = summary.block;
+    if (this.#seen.has(indexBlockHash)) {
+      this.#o.onDuplicate?.();
+      return;
+    }
+    this.#seen.add(indexBlockHash);
+    if (this.#seen.size > SEEN_LIMIT) this.#seen.delete(this.#seen.values().next().value!);
+    const receivedAt = this.#now();
+    const block: FollowedBlock = { height, indexBlockHash, receivedAt };
+    this.#last = block;
+    this.#o.onTip(block);
+    this.#enqueue(() => this.#apply(summary, receivedAt, startedAt));
+  }
+
+  async #apply(summary: NewBlockSummary, receivedAt: number, startedAt: number): Promise<void> {
+    const effects = await effectsOf(summary.transactions, summary.named, this.#o.analyzer);
+    const outcome = this.ledger.append(
+      {
+        height: summary.block.height,
+        indexBlockHash: summary.block.indexBlockHash,
+        parentIndexBlockHash: summary.block.parentIndexBlockHash,
+        touched: effects.touched,
+        deployed: effects.deployed,
+      },
+      receivedAt,
+    );
+    for (const id of effects.deployed) await this.#o.onDeployed?.(id);
+    this.#o.onApplied?.(outcome, effects.touched, performance.now() - startedAt);
+  }
+
   #enqueue(work: () => Promise<void>): void {
     this.#queue = this.#queue.then(work).catch((err: unknown) => {
       this.ledger.interrupt();
       this.#o.onError?.(err);
     });
-  }
-}
-
-function parse(body: Buffer | undefined): { ok: true; value: unknown } | { ok: false; reason: string } {
-  if (body === undefined || body.length === 0) return { ok: false, reason: 'empty body' };
-  try {
-    return { ok: true, value: JSON.parse(body.toString('utf8')) };
-  } catch {
-    return { ok: false, reason: 'not JSON' };
   }
 }
