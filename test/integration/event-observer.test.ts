@@ -87,14 +87,24 @@ const ledger = () => gw.gateway.observer!.ledger;
 /** Posts a block as the node would, and waits until the gateway applied it. */
 async function post(
   height: number,
-  opts: { fork?: number; parentFork?: number; txs?: string[]; events?: unknown[] } = {},
+  opts: {
+    fork?: number;
+    parentFork?: number;
+    txs?: string[];
+    events?: unknown[];
+    status?: 'success' | 'abort_by_response' | 'abort_by_post_condition';
+  } = {},
 ): Promise<void> {
   const before = follower().handled;
   const parent = height > 0 ? identity(height - 1, opts.parentFork ?? opts.fork ?? 0) : undefined;
   await dispatcher.dispatch({
     block: identity(height, opts.fork ?? 0),
     parent,
-    transactions: (opts.txs ?? []).map((rawTx, i) => ({ rawTx, txid: `0x${hash(i)}` })),
+    transactions: (opts.txs ?? []).map((rawTx, i) => ({
+      rawTx,
+      txid: `0x${hash(i)}`,
+      ...(opts.status === undefined ? {} : { status: opts.status }),
+    })),
     events: opts.events ?? [],
   });
   await follower().untilHandled(before + 1);
@@ -290,6 +300,32 @@ describe('node routes kept current by the proof', () => {
 });
 
 describe('deploys and oversized payloads', () => {
+  it('a failed transaction touches nothing, and a failed deploy of an existing name changes nothing known of it', async () => {
+    const observer = gw.gateway.observer!;
+    const before = await observer.dependsOn(id('vault'), 'get-vault');
+    const failed = serializeTransaction(
+      await makeContractDeploy({
+        senderKey: key,
+        network: 'testnet',
+        fee: 0,
+        nonce: 1,
+        contractName: 'vault',
+        codeBody: '(define-read-only (get-vault) (contract-call? .other bump))',
+      }),
+    );
+    const call = await callTx('demo-nft', 'mint');
+    const version = observer.analyzer.version;
+    // The next block of the chain the ledger follows.
+    const tip = ledger().tip!;
+    const fork = Math.floor(Number.parseInt(tip.indexBlockHash, 16) / 1_000_000);
+    await post(tip.height + 1, { fork, parentFork: fork, txs: [failed, call], status: 'abort_by_response' });
+    expect(ledger().tip?.height).toBe(tip.height + 1);
+    expect(ledger().tip?.touched).toEqual({ all: false, contracts: new Set() });
+    expect(ledger().tip?.deployed).toEqual([]);
+    expect(observer.analyzer.version).toBe(version);
+    expect(await observer.dependsOn(id('vault'), 'get-vault')).toEqual(before);
+  });
+
   it('a deploy forgets the deployed contract’s remembered ABI 404 at once', async () => {
     const sender = getAddressFromPrivateKey(key, 'testnet');
     const abiUrl = `${gw.url}/contract-calls/abi/${sender}/deployed-now`;

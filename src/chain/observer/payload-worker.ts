@@ -134,7 +134,7 @@ export function summarizeText(route: PayloadRoute, text: string | undefined): Pa
         indexBlockHash: normalizeHash(value.index_block_hash),
         parentIndexBlockHash: normalizeHash(value.parent_index_block_hash),
       },
-      transactions: value.transactions.map((tx) => classifyTransaction(tx.raw_tx)),
+      transactions: value.transactions.map((tx) => classifyTransaction(tx.raw_tx, tx.status)),
       named: [...eventContracts(value.events)],
     };
   } catch (err) {

@@ -12,7 +12,9 @@ export const NewBlockPayload = Type.Object({
   block_height: Height,
   index_block_hash: Hash,
   parent_index_block_hash: Hash,
-  transactions: Type.Array(Type.Object({ raw_tx: Type.String() })),
+  // status: the node's outcome of the transaction (success, abort_by_response, ...); older
+  // payloads may lack it, and anything it holds is taken as it comes (transactions.ts).
+  transactions: Type.Array(Type.Object({ raw_tx: Type.String(), status: Type.Optional(Type.Unknown()) })),
   events: Type.Array(Type.Unknown()),
 });
 export type NewBlockPayload = Static<typeof NewBlockPayload>;
