@@ -198,6 +198,8 @@ interface Round {
   readonly undisturbed: LoadResult;
   readonly during: LoadResult;
   readonly payloads: PayloadTiming[];
+  /** From the first POST to the last block applied. */
+  readonly spanMs: number;
   readonly peakRssMiB: number;
 }
 
@@ -252,18 +254,9 @@ async function measure() {
     const before = await sample(proc, probeFile, 0);
     log(`RSS before: ${before.rssMiB} MiB (heap ${before.heapUsedMiB} MiB)`);
 
-    // Every body built before any load runs; the first one, unmeasured, times one payload.
-    const bodies: Buffer[] = [];
-    for (let i = 0; i < 1 + ROUNDS * PAYLOADS; i++) bodies.push(blockBody(height + 1 + i, txs, PAYLOAD_MB));
-    log(`${bodies.length} bodies of ${int(bodies[0]!.length)} bytes built`);
-    const firstPeak = rssSampler(proc.pid);
-    const first = await postAndApply(observer, url, ++height, bodies.shift()!);
-    const firstPeakMiB = await firstPeak.stop();
-    log(
-      `first payload (worker started): answered ${first.answerMs} ms, applied ${first.appliedMs} ms, RSS peak ${firstPeakMiB} MiB`,
-    );
-    // Each measured run lasts as long as PAYLOADS payloads took one after the other, and a second.
-    const seconds = Math.max(3, Math.ceil((PAYLOADS * first.appliedMs) / 1000) + 1);
+    // Bodies are built before each run, outside it.
+    const bodies = (count: number): Buffer[] =>
+      Array.from({ length: count }, (_, i) => blockBody(height + 1 + i, txs, PAYLOAD_MB));
     const spec = {
       url: hitUrl,
       method: 'POST' as const,
@@ -271,22 +264,43 @@ async function measure() {
       connections: CONNECTIONS,
       warmupSeconds: 0,
     };
+    /** PAYLOADS payloads one after the other, under a load run of `seconds` started first. */
+    const disturbed = async (seconds: number) => {
+      const batch = bodies(PAYLOADS);
+      const peak = rssSampler(proc.pid);
+      const load = runLoad({ ...spec, durationSeconds: seconds });
+      await sleep(300); // wrk connected and loading
+      const t0 = performance.now();
+      const payloads: PayloadTiming[] = [];
+      for (const body of batch) payloads.push(await postAndApply(observer, url, ++height, body));
+      const spanMs = round(performance.now() - t0, 0);
+      const during = await load;
+      return { during, payloads, spanMs, peakRssMiB: await peak.stop() };
+    };
+
+    // The first payload, no load: the worker starts.
+    const firstPeak = rssSampler(proc.pid);
+    const firstBody = bodies(1)[0]!;
+    const first = await postAndApply(observer, url, ++height, firstBody);
+    const firstPeakMiB = await firstPeak.stop();
+    log(
+      `first payload (worker started): answered ${first.answerMs} ms, applied ${first.appliedMs} ms, RSS peak ${firstPeakMiB} MiB`,
+    );
+    // Calibration, unmeasured: how long PAYLOADS payloads take under the load; each measured
+    // run then lasts that long and a second, so that the payloads fill it.
+    const calibration = await disturbed(Math.ceil((3 * PAYLOADS * first.appliedMs) / 1000) + 2);
+    const seconds = Math.max(3, Math.ceil(calibration.spanMs / 1000) + 1);
+    log(`calibration: ${PAYLOADS} payloads under load in ${calibration.spanMs} ms; runs of ${seconds} s`);
 
     const rounds: Round[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const undisturbed = await runLoad({ ...spec, durationSeconds: seconds });
-      const peak = rssSampler(proc.pid);
-      const load = runLoad({ ...spec, durationSeconds: seconds });
-      await sleep(300); // wrk connected and loading
-      const payloads: PayloadTiming[] = [];
-      for (let i = 0; i < PAYLOADS; i++)
-        payloads.push(await postAndApply(observer, url, ++height, bodies.shift()!));
-      const during = await load;
-      const peakRssMiB = await peak.stop();
-      rounds.push({ undisturbed, during, payloads, peakRssMiB });
+      const { during, payloads, spanMs, peakRssMiB } = await disturbed(seconds);
+      rounds.push({ undisturbed, during, payloads, spanMs, peakRssMiB });
       log(
         `round ${r + 1}: p99 undisturbed ${undisturbed.latencyMs.p99} ms, during ${during.latencyMs.p99} ms; ` +
-          `${Math.round(undisturbed.rps)} vs ${Math.round(during.rps)} req/s; applied ${payloads.map((p) => p.appliedMs).join(', ')} ms; RSS peak ${peakRssMiB} MiB`,
+          `${Math.round(undisturbed.rps)} vs ${Math.round(during.rps)} req/s; applied ${payloads.map((p) => p.appliedMs).join(', ')} ms ` +
+          `(all ${PAYLOADS} in ${spanMs} ms of the ${seconds} s run); RSS peak ${peakRssMiB} MiB`,
       );
     }
 
@@ -306,8 +320,9 @@ async function measure() {
 
     const med = (pick: (r: Round) => number) => median(rounds.map(pick));
     const results = {
-      payloadBytes: bodies.length > 0 ? bodies[0]!.length : first.bytes,
+      payloadBytes: first.bytes,
       measuredSeconds: seconds,
+      calibration: { spanMs: calibration.spanMs, payloads: calibration.payloads },
       hit: {
         undisturbed: {
           p50: med((r) => r.undisturbed.latencyMs.p50),
@@ -326,10 +341,11 @@ async function measure() {
         first,
         answerMs: med((r) => median(r.payloads.map((p) => p.answerMs))),
         appliedMs: med((r) => median(r.payloads.map((p) => p.appliedMs))),
+        spanMs: med((r) => r.spanMs),
       },
       rssMiB: {
         before: before.rssMiB,
-        peak: Math.max(firstPeakMiB, ...rounds.map((r) => r.peakRssMiB)),
+        peak: Math.max(firstPeakMiB, calibration.peakRssMiB, ...rounds.map((r) => r.peakRssMiB)),
         vmHwm: hwmMiB,
         afterSettle: settle.at(-1) ?? Number.NaN,
         afterGc: after.rssMiB,
@@ -350,6 +366,7 @@ async function measure() {
           rps: r.during.rps,
         },
         payloads: r.payloads,
+        spanMs: r.spanMs,
         peakRssMiB: r.peakRssMiB,
         loadGeneratorCpuPct: {
           undisturbed: r.undisturbed.loadGeneratorCpuPct,
@@ -380,11 +397,11 @@ async function run() {
     notes: [
       'Gateway: the production bundle (`dist/clarity-cache.mjs`, `NODE_ENV=production`, `LOG_LEVEL=warn`, `CACHE_STORE=memory`,',
       '`EVENT_OBSERVER_PORT` set), preloaded with bench/memory-probe.mjs; its upstream a fake node in the bench process. Hits: wrk',
-      `\`-t1 -c${CONNECTIONS}\` on one cached read-only call, for as long as ${PAYLOADS} payloads of ~${PAYLOAD_MB} MB (2,000 serialized contract`,
-      'calls, ~1 KB print events) take when posted one after the other, each once the one before was applied (/ready shows it);',
-      `the same run undisturbed before each, ${ROUNDS} round(s), medians. RSS from /proc: before the first large payload (no worker`,
-      `yet), the highest sampled every 50 ms while payloads are read, and after ${SETTLE_S} s without load and a full collection`,
-      "of the main thread's heap (the worker thread's is its own).",
+      `\`-t1 -c${CONNECTIONS}\` on one cached read-only call while ${PAYLOADS} payloads of ~${PAYLOAD_MB} MB (2,000 serialized contract calls,`,
+      '~1 KB print events) are posted one after the other, each once the one before was applied (/ready shows it); each run lasts',
+      'as long as an unmeasured calibration run took for the same, plus a second; the same run undisturbed before each,',
+      `${ROUNDS} round(s), medians. RSS from /proc: before the first large payload (no worker yet), the highest sampled every`,
+      `50 ms while payloads are read, and after ${SETTLE_S} s without load and a full collection of the main thread's heap.`,
     ],
     results,
   };
@@ -419,8 +436,8 @@ function rows(r: Results): Row[] {
       status: '—',
     },
     {
-      figure: `one ~${PAYLOAD_MB} MB payload: answered 200 / applied (tip moved), under the hit load`,
-      value: `${int(r.payload.answerMs)} / ${int(r.payload.appliedMs)} ms`,
+      figure: `one ~${PAYLOAD_MB} MB payload under the hit load: answered 200 / applied (tip moved); all ${PAYLOADS} one after the other`,
+      value: `${int(r.payload.answerMs)} / ${int(r.payload.appliedMs)} ms; ${int(r.payload.spanMs)} ms`,
       reference: `first, no load, worker started: ${int(r.payload.first.answerMs)} / ${int(r.payload.first.appliedMs)} ms`,
       ratio: '—',
       target: '—',

@@ -190,7 +190,7 @@ function lowerPriority(): void {
 }
 
 /** How much nicer the worker thread is than the main thread (nice values: 0 normal, 19 lowest). */
-const WORKER_NICENESS = 10;
+const WORKER_NICENESS = 5;
 
 /** Bytes of parts copied between two young collections. */
 const COLLECT_EVERY_BYTES = 1024 * 1024;
