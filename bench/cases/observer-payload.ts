@@ -447,7 +447,7 @@ function rows(r: Results): Row[] {
       figure: 'gateway RSS: before the first payload → peak while reading → after (settle, main-thread GC)',
       value: `${mib(r.rssMiB.before)} → ${mib(r.rssMiB.peak)} → ${mib(r.rssMiB.afterGc)}`,
       reference: `before: ${mib(r.rssMiB.before)}`,
-      ratio: `+${mib(afterUp)}`,
+      ratio: `${afterUp < 0 ? '−' : '+'}${mib(Math.abs(afterUp))}`,
       target: `after ≤ before + ${RSS_GOAL_MIB} MiB`,
       status: mark(afterUp <= RSS_GOAL_MIB),
     },
