@@ -164,9 +164,12 @@ async function rejectedTotal(): Promise<number> {
 }
 
 describe('small payloads', () => {
-  it('are read on the main thread: no worker is started', async () => {
+  it('are read on the main thread: no worker is started (nor by large bodies of routes not acted on)', async () => {
     await handle(blockBody(100, 0.001, CALLS.slice(0, 5)));
     expect(ledger().tip?.height).toBe(100);
+    const res = await fetch(`${observerUrl}/new_mempool_tx`, { method: 'POST', body: blockBody(100, 2) });
+    await res.text();
+    expect(res.status).toBe(200);
     expect(follower().reader.workersStarted).toBe(0);
     expect(follower().reader.worker).toBeUndefined();
   });

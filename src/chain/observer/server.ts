@@ -47,7 +47,10 @@ export function createObserverServer(options: ObserverServerOptions): FastifyIns
   app.addContentTypeParser('*', (request, payload, done) => {
     const announced = Number(request.headers['content-length'] ?? Number.NaN);
     const length = Number.isSafeInteger(announced) && announced >= 0 ? announced : undefined;
-    readBody(payload, length, limit, follower.reader.openBody(length), done);
+    // Only the two routes acted on keep their bodies; the others' are read and dropped.
+    const path = request.url.split('?')[0];
+    const kept = path === '/new_block' || path === '/new_burn_block';
+    readBody(payload, length, limit, kept ? follower.reader.openBody(length) : DROPPED, done);
   });
   app.addHook('onClose', () => follower.close());
 
@@ -73,6 +76,14 @@ export function createObserverServer(options: ObserverServerOptions): FastifyIns
   for (const route of IGNORED_ROUTES) app.post(route, (_request, reply) => reply.code(200).send());
   return app;
 }
+
+/** The body of a route not acted on: read (the node waits for that) and dropped. */
+const DROPPED: BodyStream = {
+  push: () => {},
+  flush: () => {},
+  end: () => Buffer.alloc(0),
+  abort: () => {},
+};
 
 /** Bytes of a body taken in one turn of the event loop, at most (about: whole chunks). */
 const TURN_BYTES = 512 * 1024;
