@@ -175,6 +175,21 @@ class Incoming {
   }
 }
 
+type Collect = (options?: { type: 'minor' }) => void;
+
+/**
+ * V8's `gc`, without --expose-gc for the whole process: the flag is on only while this
+ * thread fetches it (unless the process was started with it).
+ */
+function collector(): Collect {
+  const exposed = (globalThis as { gc?: Collect }).gc;
+  if (exposed !== undefined) return exposed;
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as Collect;
+  setFlagsFromString('--no-expose-gc');
+  return gc;
+}
+
 /**
  * This thread yields the CPU to the main thread when they compete (Linux: a thread's nice
  * value is its own): reading a payload may take longer, answering a hit may not.
@@ -200,10 +215,7 @@ const COLLECT_EVERY_BYTES = 1024 * 1024;
 // next payload. Inert anywhere else (the main thread imports this module for summarizePayload).
 const port = parentPort;
 if (port !== null && (workerData as { marker?: unknown } | null)?.marker === WORKER_MARKER) {
-  // `gc` without --expose-gc for the whole process: the flag is on only while it is fetched.
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as (options?: { type: 'minor' }) => void;
-  setFlagsFromString('--no-expose-gc');
+  const gc = collector();
   lowerPriority();
   const streams = new Map<number, Incoming>();
   let copied = 0;
