@@ -1,9 +1,10 @@
 /**
- * A real nginx (Debian's nginx-light) as the load balancer of a test fleet: started in the
- * foreground with its own configuration, prefix and free port, stopped with the test.
+ * A real nginx (Debian's nginx-light) as the load balancer of a test fleet, with the
+ * configuration deploy/ ships: started in the foreground with its own prefix and free port,
+ * stopped with the test.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tmpDir } from '../unit/cache/tmp-dir.js';
 import { freePort } from './process.js';
@@ -15,7 +16,15 @@ export interface LoadBalancer {
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 
-/** Round-robin over `backends` (base URLs); reads are retried on another instance, broadcasts never. */
+/** The server block that deploy/ ships (deploy/nginx/clarity-cache.conf), as it is. */
+const SHIPPED = readFileSync(path.join(import.meta.dirname, '../../deploy/nginx/clarity-cache.conf'), 'utf8');
+
+/**
+ * The shipped configuration in front of `backends` (base URLs): its own `upstream` block with
+ * the backends in place of the compose file's instances, its `server` block listening on a free
+ * loopback port: every location and rule as shipped (reads retried on another instance,
+ * broadcasts never).
+ */
 export async function startNginx(backends: readonly string[]): Promise<LoadBalancer> {
   if (NGINX === undefined) throw new Error('nginx is needed (Debian package nginx-light)');
   const { dir, remove } = tmpDir('nginx');
@@ -24,11 +33,14 @@ export async function startNginx(backends: readonly string[]): Promise<LoadBalan
   const servers = backends
     .map((b) => `    server ${new URL(b).host} max_fails=1 fail_timeout=2s;`)
     .join('\n');
-  const proxy = `
-      proxy_pass http://fleet;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;`;
+  const shipped = SHIPPED.replace(
+    /(upstream clarity_cache \{\n)(?:\s*server [^\n]*\n)+/,
+    `$1${servers}\n`,
+  ).replace(/listen 80;/, `listen 127.0.0.1:${port};`);
+  if (!shipped.includes(`listen 127.0.0.1:${port};`) || !shipped.includes(servers))
+    throw new Error(
+      'deploy/nginx/clarity-cache.conf no longer has the upstream and listen lines this harness rewrites',
+    );
   writeFileSync(
     path.join(dir, 'nginx.conf'),
     `daemon off;
@@ -44,20 +56,7 @@ http {
   fastcgi_temp_path ${dir}/temp/fastcgi;
   uwsgi_temp_path ${dir}/temp/uwsgi;
   scgi_temp_path ${dir}/temp/scgi;
-  upstream fleet {
-${servers}
-    keepalive 16;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location /v2/transactions {${proxy}
-      proxy_next_upstream off;
-    }
-    location / {${proxy}
-      proxy_next_upstream error timeout http_502 non_idempotent;
-      proxy_next_upstream_tries 3;
-    }
-  }
+${shipped}
 }
 `,
   );
