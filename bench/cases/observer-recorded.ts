@@ -25,6 +25,7 @@ import {
   recordingNames,
   recordingNetwork,
   replay,
+  UNTOUCHED_READ,
   usablePayload,
 } from '../../test/support/observer-recordings.js';
 import { parseMetrics } from '../../test/support/prom.js';
@@ -39,18 +40,7 @@ import {
   waitForHttp,
 } from '../support.js';
 
-const READ_NAME = 'untouched-counter';
-const READ_FN = 'get-count';
-const READ_SOURCE = '(define-data-var n uint u7)\n(define-read-only (get-count) (var-get n))\n';
-const READ_ABI = {
-  functions: [{ name: READ_FN, access: 'read_only', args: [], outputs: { type: 'uint128' } }],
-  variables: [{ name: 'n', type: 'uint128', access: 'variable' }],
-  maps: [],
-  fungible_tokens: [],
-  non_fungible_tokens: [],
-  epoch: 'Epoch31',
-  clarity_version: 'Clarity3',
-};
+const { name: READ_NAME, fn: READ_FN, source: READ_SOURCE, abi: READ_ABI } = UNTOUCHED_READ;
 /** Bound of every wait for the gateway to apply a payload. */
 const APPLY_TIMEOUT_MS = 10_000;
 
@@ -126,10 +116,7 @@ async function replayOne(
   const fresh = blocks.filter((b) => !b.duplicate);
   node.setAbi(address, READ_NAME, READ_ABI);
   node.setSource(address, READ_NAME, READ_SOURCE);
-  node.setReadOnly(address, READ_NAME, READ_FN, {
-    okay: true,
-    result: '0x0100000000000000000000000000000007',
-  });
+  node.setReadOnly(address, READ_NAME, READ_FN, { okay: true, result: UNTOUCHED_READ.result });
   node.setTipHeight(fresh[0]!.height);
   node.resetStats();
   const port = await freePort();

@@ -24,23 +24,13 @@ import {
   recordingNames,
   recordingNetwork,
   replay,
+  UNTOUCHED_READ,
 } from '../support/observer-recordings.js';
 import { freePort } from '../support/process.js';
 import { metricValue, parseMetrics } from '../support/prom.js';
 
-const READ_NAME = 'untouched-counter';
-const READ_FN = 'get-count';
-const READ_SOURCE = '(define-data-var n uint u7)\n(define-read-only (get-count) (var-get n))\n';
-const READ_RESULT = '0x0100000000000000000000000000000007';
-const READ_ABI = {
-  functions: [{ name: READ_FN, access: 'read_only', args: [], outputs: { type: 'uint128' } }],
-  variables: [{ name: 'n', type: 'uint128', access: 'variable' }],
-  maps: [],
-  fungible_tokens: [],
-  non_fungible_tokens: [],
-  epoch: 'Epoch31',
-  clarity_version: 'Clarity3',
-};
+const { name: READ_NAME, fn: READ_FN, source: READ_SOURCE, abi: READ_ABI } = UNTOUCHED_READ;
+const READ_RESULT = UNTOUCHED_READ.result;
 
 const NAMES = recordingNames();
 

@@ -465,3 +465,24 @@ export async function replay(
   }
   return answers;
 }
+
+/**
+ * The read the replays keep asking: a contract no recorded block touches (a data var read by a
+ * read-only function), as the stand-in node serves it, for the test and the bench alike.
+ */
+export const UNTOUCHED_READ = {
+  name: 'untouched-counter',
+  fn: 'get-count',
+  source: '(define-data-var n uint u7)\n(define-read-only (get-count) (var-get n))\n',
+  /** u7, serialized: the var's value. */
+  result: '0x0100000000000000000000000000000007',
+  abi: {
+    functions: [{ name: 'get-count', access: 'read_only', args: [], outputs: { type: 'uint128' } }],
+    variables: [{ name: 'n', type: 'uint128', access: 'variable' }],
+    maps: [],
+    fungible_tokens: [],
+    non_fungible_tokens: [],
+    epoch: 'Epoch31',
+    clarity_version: 'Clarity3',
+  },
+} as const;

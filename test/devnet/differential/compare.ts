@@ -27,6 +27,7 @@ import { Cl, type ClarityValue, cvToHex, deserializeCV } from '@stacks/transacti
 import { type Devnet, startDevnet } from '../../../src/devnet/index.js';
 import { type RunningGateway, startGateway, testEnv } from '../../support/gateway.js';
 import { freePort } from '../../support/process.js';
+import { type HttpResult, http } from '../helpers.js';
 import {
   addressOf,
   contractFile,
@@ -241,31 +242,6 @@ export function rendered(cv: ClarityValue): unknown {
   }
 }
 
-interface Fetched {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: node and gateway JSON of several shapes
-  readonly json: any;
-}
-
-async function fetchJson(url: string, init: { method?: string; body?: unknown } = {}): Promise<Fetched> {
-  const res = await fetch(url, {
-    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
-    ...(init.body === undefined
-      ? {}
-      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(init.body) }),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
-}
-
 function nodeRequest(base: string, read: TrackedRead, door: Door): { url: string; body?: unknown } {
   const [address, name] = read.contractId.split('.') as [string, string];
   switch (door) {
@@ -299,7 +275,7 @@ function nodeRequest(base: string, read: TrackedRead, door: Door): { url: string
 }
 
 /** A node-shaped answer (the devnet's, or the gateway's node routes) in the common form. */
-function nodeAnswer(res: Fetched, door: Door): Answer {
+function nodeAnswer(res: HttpResult, door: Door): Answer {
   if (res.status === 404) return { kind: 'missing' };
   if (res.status === 429 || res.status >= 500)
     return { kind: 'unavailable', text: `${res.status} ${res.text}` };
@@ -315,7 +291,7 @@ function nodeAnswer(res: Fetched, door: Door): Answer {
 }
 
 /** The read-only endpoint's envelope in the common form. */
-function envelopeAnswer(res: Fetched): Answer {
+function envelopeAnswer(res: HttpResult): Answer {
   if (res.status === 200 && res.json?.success === true)
     return { kind: 'value', text: canonical(res.json.data) };
   if (res.status === 404) return { kind: 'missing' };
@@ -603,7 +579,7 @@ export async function runDifferential(o: RunOptions): Promise<RunReport> {
 
   const askGateway = async (read: TrackedRead, door: Exclude<Door, 'batch'>): Promise<GatewayAnswer> => {
     const req = nodeRequest(o.gateway.url, read, door);
-    const res = await fetchJson(req.url, req.body === undefined ? {} : { body: req.body });
+    const res = await http(req.url, req.body === undefined ? {} : { body: req.body });
     return {
       got: door === 'read-only' ? envelopeAnswer(res) : nodeAnswer(res, door),
       cacheStatus: res.headers.get('cache-status'),
@@ -616,7 +592,7 @@ export async function runDifferential(o: RunOptions): Promise<RunReport> {
     const out = new Map<TrackedRead, GatewayAnswer>();
     for (let i = 0; i < reads.length; i += BATCH_LIMIT) {
       const chunk = reads.slice(i, i + BATCH_LIMIT);
-      const res = await fetchJson(`${o.gateway.url}/contract-calls/batch`, {
+      const res = await http(`${o.gateway.url}/contract-calls/batch`, {
         body: {
           calls: chunk.map((read) => ({
             contractAddress: read.contractId,
@@ -658,10 +634,7 @@ export async function runDifferential(o: RunOptions): Promise<RunReport> {
   const truthOf = async (read: TrackedRead): Promise<Answer> => {
     const door: Door = read.kind === 'call' ? 'call-read' : read.doors[0]!;
     const req = nodeRequest(o.devnetUrl, read, door);
-    const truth = nodeAnswer(
-      await fetchJson(req.url, req.body === undefined ? {} : { body: req.body }),
-      door,
-    );
+    const truth = nodeAnswer(await http(req.url, req.body === undefined ? {} : { body: req.body }), door);
     if (truth.kind === 'unavailable')
       throw new Error(`the devnet could not answer ${read.id}: ${truth.text}`);
     return truth;
