@@ -5,7 +5,8 @@
  * request, and Fastify's first onRequest hook raises a refusal as the envelope; a hit can
  * therefore never skip a rule, whichever path answers it.
  *
- * Rules, in order: canonical paths for admin and ops routes; the client's address
+ * Rules, in order: one spelling of the request target (request-target.ts: the router, the lane
+ * and these rules see the same path; admin and ops routes only their canonical one); the client's address
  * (TRUST_PROXY); on API routes, the API key (when a keys file is set, a key that is not in it
  * is refused whether keys are required or not) and API_KEYS_REQUIRED; then the quota of the key
  * or, for a keyless request, of its client address.
@@ -18,7 +19,8 @@ import { GatewayError } from '../../errors.js';
 import type { ApiKey, ApiKeyRing } from './api-keys.js';
 import { clientAddress } from './client-address.js';
 import type { QuotaStore } from './quota.js';
-import { isEncodedPrivatePath, routeKind } from './routes.js';
+import { canonicalTarget } from './request-target.js';
+import { routeKind } from './routes.js';
 
 export interface Admitted {
   readonly ok: true;
@@ -109,19 +111,21 @@ export class Admission {
   }
 
   #decide(req: IncomingMessage): Verdict | Promise<Verdict> {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
     const o = this.#options;
     const clientId = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], o.trustProxy);
-    if (isEncodedPrivatePath(path)) {
-      const shown = path.slice(0, 200);
+    // Admitted as the route that will serve it: the target is rewritten to the one spelling the
+    // router, the fast lane and this check share (request-target.ts), or refused.
+    const target = canonicalTarget(req.url ?? '/');
+    if (!target.ok) {
+      const shown = target.path.slice(0, 200);
       return refuse(
         clientId,
         undefined,
         new GatewayError('NOT_FOUND', `Route ${req.method} ${shown} not found`),
       );
     }
+    if (target.url !== req.url) req.url = target.url;
+    const path = target.path;
     // A CORS preflight carries no credentials by design (the browser sends the key only on the
     // request it asks about), so it is answered without keys or quotas.
     if (routeKind(path) !== 'api' || req.method === 'OPTIONS') return { ok: true, clientId, key: undefined };

@@ -13,21 +13,3 @@ export function routeKind(path: string): RouteKind {
   if (OPS.has(path) || OPS.has(path.replace(/\/+$/, ''))) return 'ops';
   return 'open';
 }
-
-/**
- * Whether a path is a percent-encoded spelling of an admin or ops route (`/%61dmin/...`,
- * `/%6detrics`). Those routes answer only their canonical path, so that a proxy rule that
- * blocks `/admin` in front of the gateway cannot be walked around by encoding a letter.
- */
-export function isEncodedPrivatePath(path: string): boolean {
-  if (!path.includes('%')) return false;
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(path);
-  } catch {
-    return false;
-  }
-  if (decoded === path) return false;
-  const kind = routeKind(decoded);
-  return kind === 'admin' || kind === 'ops';
-}

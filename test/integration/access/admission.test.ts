@@ -12,7 +12,7 @@ import { budgetExhaustedError } from '../../../src/upstream/budget/budget.js';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI } from '../../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../../support/gateway.js';
-import { openSocket, receivedUntilClose } from '../../support/raw-http.js';
+import { httpRequest, openSocket, rawExchange, receivedUntilClose } from '../../support/raw-http.js';
 import { tmpDir } from '../../unit/cache/tmp-dir.js';
 
 const GOOD = 'k-good-0123456789abcdef';
@@ -176,6 +176,108 @@ describe('one admission path', () => {
     expect((await ask(gw.url, 1, { 'x-forwarded-for': 'other, 10.1.1.1, 10.200.0.2' })).status).toBe(429);
     expect((await ask(gw.url, 1, { 'x-forwarded-for': '10.3.3.3' })).status).toBe(200);
     expect((await ask(gw.url, 1, { 'x-forwarded-for': '10.3.3.3' })).status).toBe(429);
+  });
+});
+
+describe('one spelling per route: a request is admitted as the route that serves it', () => {
+  const callPath = `/contract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`;
+  /** One request on its own connection, the target exactly as given (no URL parser rewrites it). */
+  const raw = (
+    gw: RunningGateway,
+    method: string,
+    target: string,
+    headers: Record<string, string> = {},
+    b?: object,
+  ) =>
+    rawExchange(
+      gw.url,
+      httpRequest(
+        method,
+        target,
+        b === undefined ? headers : { 'content-type': 'application/json', ...headers },
+        b === undefined ? undefined : JSON.stringify(b),
+      ),
+    );
+
+  it('asks for the key on every spelling of an API route that the router would serve', async () => {
+    const gw = await start({ API_KEYS_FILE: keysFile, API_KEYS_REQUIRED: 'true' });
+    const spellings: Array<[string, string]> = [
+      ['POST', `/%63ontract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`],
+      ['POST', `/contract-calls/%72ead-only/${MAINNET_ADDR}/demo/get-balance`],
+      ['POST', `http://x${callPath}`],
+      ['POST', `HTTP://x:1234/%63ontract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`],
+      ['GET', `/v%32/data_var/${MAINNET_ADDR}/demo/counter`],
+      ['GET', '/%6dainnet/v2/info'],
+      ['GET', '/testnet/%76%32/info'],
+      ['GET', 'http://x/v2/info'],
+    ];
+    for (const [method, target] of spellings) {
+      const b = method === 'POST' ? body(1) : undefined;
+      const refused = await raw(gw, method, target, {}, b);
+      expect(refused.status, target).toBe(401);
+      expect(refused.body.error.code, target).toBe('UNAUTHORIZED');
+    }
+    // With the key, the same spellings reach the route itself.
+    const admitted = await raw(
+      gw,
+      'POST',
+      `/%63ontract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`,
+      { 'x-api-key': GOOD },
+      body(1),
+    );
+    expect(admitted.status).toBe(200);
+    expect(admitted.body.data).toBeDefined();
+    const absolute = await raw(gw, 'POST', `http://x${callPath}`, { 'x-api-key': GOOD }, body(1));
+    expect(absolute.status).toBe(200);
+    expect(absolute.body).toEqual(admitted.body);
+  });
+
+  it('counts every spelling against one quota, and the fast lane answers none past it', async () => {
+    const gw = await start({ ANONYMOUS_REQUESTS_PER_MINUTE: '2' });
+    expect((await ask(gw.url, 1)).status).toBe(200);
+    expect((await ask(gw.url, 1)).status).toBe(200);
+    const servedBefore = gw.gateway.lane.served;
+    for (const target of [
+      `/%63ontract-calls/read-only/${MAINNET_ADDR}/demo/get-balance`,
+      `http://x${callPath}`,
+    ]) {
+      const res = await raw(gw, 'POST', target, {}, body(1));
+      expect(res.status, target).toBe(429);
+      expect(res.body.error.details.scope, target).toBe('client');
+    }
+    expect(gw.gateway.lane.served).toBe(servedBefore);
+  });
+
+  it('refuses dot segments and empty segments, however spelt, before any check could be skipped', async () => {
+    const gw = await start({ API_KEYS_FILE: keysFile, API_KEYS_REQUIRED: 'true' });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    for (const target of [
+      '/v2/../v2/info',
+      '/./v2/info',
+      '/v2/%2e%2e/admin/cache/stats',
+      '/admin/%2E/cache/stats',
+      '//v2/info',
+      `/contract-calls//read-only/${MAINNET_ADDR}/demo/get-balance`,
+      '/explorer/../admin/cache/stats',
+    ]) {
+      const res = await raw(gw, 'GET', target, auth);
+      expect(res.status, target).toBe(404);
+      expect(res.body.error.code, target).toBe('NOT_FOUND');
+    }
+  });
+
+  it('answers admin and ops routes only at their canonical path, in origin and absolute form', async () => {
+    const gw = await start();
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    for (const target of ['http://x/%61dmin/cache/stats', 'http://x/%6detrics', 'http://x/h%65alth']) {
+      const res = await raw(gw, 'GET', target, auth);
+      expect(res.status, target).toBe(404);
+      expect(res.body.error.code, target).toBe('NOT_FOUND');
+    }
+    // The canonical path in absolute form is the route itself, with its own rule.
+    expect((await raw(gw, 'GET', 'http://x/admin/cache/stats', auth)).status).toBe(200);
+    expect((await raw(gw, 'GET', 'http://x/admin/cache/stats')).status).toBe(401);
+    expect((await raw(gw, 'GET', 'http://x/metrics')).status).toBe(200);
   });
 });
 
