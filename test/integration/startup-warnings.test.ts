@@ -93,4 +93,26 @@ describe('start-up warnings', () => {
     expect(out).toContain('unknown configuration variable CACHE_TTL_SECOND is ignored; did you mean');
     expect(out.split('CACHE_TTL_SECOND').length - 1).toBe(1);
   });
+
+  it('names a near miss without any of our prefixes: API_KEY_FILE, which leaves the gateway open', async () => {
+    const node = await startFakeNode();
+    running.push(node);
+    const svc = await startService({
+      CACHE_STORE: 'memory',
+      LOG_LEVEL: 'info',
+      STACKS_API_URL_MAINNET: node.url,
+      STACKS_API_URL_TESTNET: node.url,
+      CACHE_MAX_BLOCKS: '3',
+      API_KEY_FILE: '/etc/clarity-cache/keys.json',
+    });
+    running.push(svc);
+    // Said before the gateway listens, on the stream that says it listens: already printed.
+    const lines = svc.output().split('\n');
+    const named = lines.filter((l) => l.includes('API_KEY_FILE'));
+    expect(named).toHaveLength(1);
+    expect(named[0]).toContain(
+      'unknown configuration variable API_KEY_FILE is ignored; did you mean API_KEYS_FILE?',
+    );
+    expect(JSON.parse(named[0] as string).level).toBe(40);
+  });
 });
