@@ -3,9 +3,9 @@
  * README cannot drift from what the service does. The examples are written for the demo
  * (`npm run demo`: the devnet's contracts, the gateway on localhost:3000); this check runs them
  * as written, with only `localhost:3000` replaced by the gateway it is given and
- * `localhost:20443` (the demo devnet) by the devnet it is given, and
- * `npx clarity-cache` by the command line's sources (`node --import tsx src/cli/main.ts`, the
- * same program before `npm run build` bundles it).
+ * `localhost:20443` (the demo devnet) by the devnet it is given: addresses, never a command. A
+ * command that works only after some rewriting would fail for the reader, so `npx clarity-cache`
+ * runs as `npx clarity-cache` (package.json's bin, which works in a fresh clone).
  *
  * What counts as success:
  * - `curl`: exit status 0 and a JSON envelope with `"success": true`; when the command is
@@ -173,7 +173,7 @@ function openQuote(text: string): boolean {
   return quote !== undefined;
 }
 
-/** The files `node <file>` may run in the README: what `npm run build` produces. */
+/** The files `node <file>` may run in the README: the package's entry points (main and bin). */
 function builtEntryPoints(): Set<string> {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
     main?: string;
@@ -227,8 +227,7 @@ export async function checkReadme(
     const adapted = [...command.prelude, text]
       .join('\n')
       .replaceAll('localhost:3000', host)
-      .replaceAll('localhost:20443', devnetHost)
-      .replace(/^npx clarity-cache\b/m, 'node --import tsx src/cli/main.ts');
+      .replaceAll('localhost:20443', devnetHost);
     const run = await sh(adapted, { ...options.env, CLARITY_CACHE_URL: gatewayUrl });
     results.push({ command, ...verdict(kind, command, run) });
   }
