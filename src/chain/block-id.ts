@@ -42,3 +42,12 @@ export function parseTip(tip: unknown): string | undefined {
   }
   return digits.toLowerCase();
 }
+
+/**
+ * A node route's `?tip=` query value: absent or empty is the current state (undefined), as a
+ * Stacks node reads an empty `tip=`; anything else is parseTip's strict check. One rule for
+ * every node route, call-read's included.
+ */
+export function parseTipQuery(tip: unknown): string | undefined {
+  return tip === '' ? undefined : parseTip(tip);
+}

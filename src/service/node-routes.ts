@@ -14,7 +14,7 @@
 import type { CacheEntry } from '../cache/entry.js';
 import { nodeKey, unknownNodeKey, unknownNodePrefix } from '../cache/keys.js';
 import type { CachePolicy, CacheResult, ReadThroughCache } from '../cache/read-through.js';
-import { parseTip } from '../chain/block-id.js';
+import { parseTipQuery } from '../chain/block-id.js';
 import type { EntryDependencies } from '../chain/block-ledger.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { isValidClarityName, isValidContractName } from '../clarity/index.js';
@@ -99,7 +99,7 @@ export class NodeRouteService {
     const network = this.#networkOf(req);
     const params = Object.keys(endpoint.params).map((name) => req.params[name] ?? '');
     const query = queryOf(req);
-    const pinned = req.query['tip'] !== undefined && parseTip(req.query['tip']) !== undefined;
+    const pinned = parseTipQuery(req.query['tip']) !== undefined;
     const path = pathOf(endpoint, req.params) + (query === '' ? '' : `?${query}`);
     const forward = (opts: { maxAttempts?: number; budgetWaitMs?: number } = {}) =>
       this.node.send(
@@ -353,11 +353,10 @@ function queryOf(req: NodeRouteRequest): string {
   const parts: string[] = [];
   for (const name of req.endpoint.query) {
     const raw = req.query[name];
-    if (raw === undefined || raw === '') continue;
     if (name === 'tip') {
-      const tip = parseTip(raw);
+      const tip = parseTipQuery(raw);
       if (tip !== undefined) parts.push(`tip=${tip}`);
-    } else {
+    } else if (raw !== undefined && raw !== '') {
       if (raw !== '0' && raw !== '1') {
         throw new GatewayError('VALIDATION_ERROR', 'proof must be 0 or 1', {
           field: 'proof',

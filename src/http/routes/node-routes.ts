@@ -19,6 +19,7 @@ import {
   NodeCallReadQuery,
   NodeInterfaceParams,
 } from '../../api/schemas.js';
+import { parseTipQuery } from '../../chain/block-id.js';
 import { GatewayError } from '../../errors.js';
 import type { Network } from '../../network.js';
 import type { AbiRegistry } from '../../service/abi-registry.js';
@@ -109,9 +110,9 @@ function register(
           function: string;
         };
         const { sender, arguments: args } = request.body as { sender: string; arguments: string[] };
-        // An empty ?tip= is no tip (as `tip=` reads in a URL); anything else is checked strictly.
-        const rawTip = (request.query as { tip?: string }).tip;
-        const tip = rawTip === '' ? undefined : rawTip;
+        // The same ?tip= rule as every node route (an empty one is the current state); the
+        // service checks a non-empty one strictly.
+        const tip = parseTipQuery((request.query as { tip?: unknown }).tip);
         const answer = await options.service.nodeAnswer(
           {
             contractAddress: address,
