@@ -1,6 +1,6 @@
 // When the production bundle needs a build (scripts/start.mjs, `npm start`): when it is
 // missing, or older than any of its sources. See start.mjs for why modification times.
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** The bundle `npm start` runs. */
@@ -8,7 +8,12 @@ export function bundlePath(root) {
   return path.join(root, 'dist', 'clarity-cache.mjs');
 }
 
-/** Files whose change calls for a new build. */
+/** Whether the project at `root` has the sources the bundle is built from (an image has none). */
+export function hasSources(root) {
+  return existsSync(path.join(root, 'src'));
+}
+
+/** Files whose change calls for a new build (none under src/ where there is no src/). */
 function inputs(root) {
   const files = ['scripts/bundle.mjs', 'package.json', 'package-lock.json'];
   for (const name of readdirSync(root)) if (/^tsconfig.*\.json$/.test(name)) files.push(name);
@@ -19,7 +24,7 @@ function inputs(root) {
       else files.push(rel);
     }
   };
-  walk('src');
+  if (hasSources(root)) walk('src');
   return files;
 }
 

@@ -13,22 +13,41 @@
 //
 // A production install (`npm ci && npm run build && npm prune --omit=dev`) has no compiler:
 // there `npm start` never builds. It runs the bundle it has, or, when there is none, says which
-// two commands make one and stops.
+// two commands make one and stops. The image (deploy/Dockerfile) goes further and keeps no
+// sources at all: there is nothing to compare the bundle with, so it is started as built, and
+// the first line says so.
+//
+// Whatever goes wrong here is one line on stderr and exit status 1, never a stack trace: this
+// is the first thing a newcomer runs.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { bundlePath, staleReason } from './build-freshness.mjs';
+import { bundlePath, hasSources, staleReason } from './build-freshness.mjs';
+
+function stop(message) {
+  console.error(`clarity-cache: ${message}`);
+  process.exit(1);
+}
 
 const root = path.resolve(import.meta.dirname, '..');
-const reason = staleReason(root);
+const bundle = path.relative(root, bundlePath(root));
+let reason;
+try {
+  reason = staleReason(root);
+} catch (err) {
+  stop(`could not tell whether ${bundle} is current (${err?.message ?? err}); not starting`);
+}
 const canBuild = existsSync(path.join(root, 'node_modules', 'typescript', 'package.json'));
-if (reason !== undefined && !canBuild) {
+if (!hasSources(root)) {
+  if (!existsSync(bundlePath(root)))
+    stop(`no sources (src/) and no build (${bundle}) here: nothing to start`);
+  console.error(`clarity-cache: no sources here (no src/): starting the build as it is, ${bundle}`);
+} else if (reason !== undefined && !canBuild) {
   if (!existsSync(bundlePath(root))) {
-    console.error(
-      'clarity-cache: no build in dist/ and no build tools installed (a production install): run `npm ci && npm run build` first, then `npm prune --omit=dev` if you like',
+    stop(
+      'no build in dist/ and no build tools installed (a production install): run `npm ci && npm run build` first, then `npm prune --omit=dev` if you like',
     );
-    process.exit(1);
   }
   // The bundle may be older than the sources (a checkout after the build): it is what was
   // built for this install, and there is nothing here to rebuild it with.
@@ -36,9 +55,12 @@ if (reason !== undefined && !canBuild) {
   console.error(`clarity-cache: building (${reason}) ...`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const build = spawnSync(npm, ['run', 'build'], { cwd: root, stdio: 'inherit' });
-  if (build.status !== 0) {
-    console.error(`clarity-cache: the build failed (${build.status ?? build.signal}); not starting`);
-    process.exit(1);
-  }
+  if (build.status !== 0) stop(`the build failed (${build.status ?? build.signal}); not starting`);
 }
-await import(pathToFileURL(bundlePath(root)).href);
+try {
+  await import(pathToFileURL(bundlePath(root)).href);
+} catch (err) {
+  // The bundle could not even load (a dependency missing from node_modules, a damaged file):
+  // what and where, in one line. Errors once it runs are the gateway's own to report.
+  stop(`could not load ${bundle}: ${err?.message ?? err}`);
+}

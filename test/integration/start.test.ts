@@ -150,3 +150,34 @@ describe('npm start', () => {
     }
   });
 });
+
+describe('npm start without sources (the image keeps only the build)', () => {
+  it('starts the bundle as built and says so; with no bundle either, one line and exit 1', async () => {
+    const src = path.join(project, 'src');
+    rmSync(src, { recursive: true, force: true });
+    rmSync(path.join(project, 'node_modules'), { recursive: true, force: true });
+    try {
+      // The image's layout: a bundle, no sources, no compiler.
+      mkdirSync(path.join(project, 'dist'), { recursive: true });
+      writeFileSync(path.join(project, 'dist/clarity-cache.mjs'), "console.log('bundle ran');\n");
+      const before = builds();
+      const started = await npmStart();
+      expect(started.code).toBe(0);
+      expect(started.out).toBe(
+        'clarity-cache: no sources here (no src/): starting the build as it is, dist/clarity-cache.mjs\nbundle ran\n',
+      );
+      expect(builds()).toBe(before);
+
+      rmSync(path.join(project, 'dist'), { recursive: true, force: true });
+      const none = await npmStart();
+      expect(none.code).toBe(1);
+      // One line, no stack trace (no "    at ..." frame, no scandir of the missing folder).
+      expect(none.out).toBe(
+        'clarity-cache: no sources (src/) and no build (dist/clarity-cache.mjs) here: nothing to start\n',
+      );
+    } finally {
+      mkdirSync(src, { recursive: true });
+      writeFileSync(path.join(src, 'main.ts'), 'export {};\n');
+    }
+  });
+});
