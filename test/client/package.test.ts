@@ -85,7 +85,9 @@ describe('the package clarity-cache-client', () => {
     expect(files).toContain('dist/index.mjs');
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('dist/types.d.ts');
-    expect(files.every((f) => f === 'package.json' || f === 'README.md' || f.startsWith('dist/'))).toBe(true);
+    expect(
+      files.every((f) => ['package.json', 'README.md', 'LICENSE'].includes(f) || f.startsWith('dist/')),
+    ).toBe(true);
     const code = readFileSync(path.join(CLIENT, 'dist/index.mjs'), 'utf8');
     // fetch only: no Node built-in and no import of anything at all.
     expect(code).not.toMatch(/\bfrom\s*["']|\bimport\s*\(|\brequire\s*\(/);
@@ -94,6 +96,23 @@ describe('the package clarity-cache-client', () => {
       for (const m of text.matchAll(/^(?:import|export)\b.*\bfrom\s+'([^']+)'/gm))
         expect(m[1]).toMatch(/^\.\/[a-z-]+\.js$/);
     }
+  });
+
+  it('ships the README and the licence its package.json declares', () => {
+    // Every entry of "files" names something that is packed (a missing README was silently left out).
+    for (const entry of clientPkg.files as string[]) {
+      const pattern = new RegExp(`^${entry.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`);
+      expect(
+        files.some((f) => pattern.test(f)),
+        entry,
+      ).toBe(true);
+    }
+    expect(files).toContain('README.md');
+    expect(readFileSync(path.join(CLIENT, 'README.md'), 'utf8')).toContain('# clarity-cache-client');
+    // The licence it declares, as text: MIT asks for its notice to travel with the copies.
+    expect(clientPkg.license).toBe('MIT');
+    expect(files).toContain('LICENSE');
+    expect(readFileSync(path.join(CLIENT, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) /);
   });
 
   it('installs as one package into an empty folder', () => {
