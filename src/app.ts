@@ -18,6 +18,7 @@ import { StoreSharedTips } from './chain/shared-tips.js';
 import { ChainTracker } from './chain/tracker.js';
 import type { ContractSourcePort } from './clarity/analysis/index.js';
 import type { Config } from './config/index.js';
+import { configuredSecrets } from './config/secrets.js';
 import { explorerRoutes } from './explorer/plugin.js';
 import { Admission } from './http/admission/admission.js';
 import { loadApiKeys } from './http/admission/api-keys.js';
@@ -39,9 +40,10 @@ import { endpointIndexRoutes } from './http/routes/endpoint-index.js';
 import { nodeRoutes } from './http/routes/node-routes.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
-import { createServer, installRequestHooks, logsRequests } from './http/server.js';
+import { accessLogUrl, createServer, installRequestHooks, logsRequests } from './http/server.js';
 import { NETWORKS, type Network } from './network.js';
 import { Metrics } from './observability/metrics.js';
+import { registerSecret, SecretRedactor } from './observability/redact.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
 import { BatchService } from './service/batch.js';
@@ -92,6 +94,9 @@ export interface Gateway {
 
 export async function createGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const startedAt = Date.now();
+  // What no answer, error or log line may show, whoever echoes it (docs/access-control.md).
+  const secretValues = configuredSecrets(config);
+  for (const secret of secretValues) registerSecret(secret);
   const app = createServer(config);
   const log = app.log;
 
@@ -224,6 +229,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       pool: upstreamPool!,
       logger: log,
       onAttempt,
+      secrets: new SecretRedactor(secretValues),
       onInfo: (network, info) => identities.learn(network, identityOf(info)),
       // Bound late: the tip tracker is built just below, from this client's answers.
       plausibleTip: (network, height) => chain?.tips.plausible(network, height) ?? true,
@@ -311,7 +317,15 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     isDraining: () => draining,
     onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
     logRequest: logsRequests(config.logLevel)
-      ? (fields) => log.info({ reqId: nextRequestId(), ...fields }, 'request')
+      ? (fields) =>
+          log.info(
+            {
+              reqId: nextRequestId(),
+              ...fields,
+              ...(typeof fields['url'] === 'string' ? { url: accessLogUrl(fields['url']) } : {}),
+            },
+            'request',
+          )
       : undefined,
   });
   lane.install(app);

@@ -4,6 +4,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { redact } from './observability/redact.js';
 import type { CacheView } from './service/cache-status.js';
 
 export const ERROR_CATALOGUE = {
@@ -84,8 +85,9 @@ export class GatewayError extends Error {
    */
   readonly origin: AnswerOrigin | undefined;
   /**
-   * An upstream's own text about the failure: never sent to a client, logged (redacted) at
-   * debug only.
+   * An upstream's own text about the failure: never sent to a client, logged at debug only.
+   * Kept redacted (docs/access-control.md): whatever logs the error, its own line or any line
+   * that serializes it whole (`{ err }`), never shows a credential the upstream wrote.
    */
   readonly upstreamText: string | undefined;
 
@@ -108,7 +110,7 @@ export class GatewayError extends Error {
     this.details = details;
     this.headers = options.headers;
     this.origin = options.origin;
-    this.upstreamText = options.upstreamText;
+    this.upstreamText = options.upstreamText === undefined ? undefined : redact(options.upstreamText);
   }
 }
 

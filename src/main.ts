@@ -6,28 +6,8 @@ import { createGateway } from './app.js';
 import { ConfigError, loadConfig } from './config/index.js';
 import { unknownVariableWarnings } from './config/unknown.js';
 import { tuneHeapGrowth } from './observability/heap-growth.js';
-import { redact, registerSecret } from './observability/redact.js';
+import { redact } from './observability/redact.js';
 import { publicUrl, startupFacts } from './observability/startup-line.js';
-
-/** Every secret of the configuration, so that no message or log line can show it. */
-function registerConfigSecrets(config: ReturnType<typeof loadConfig>): void {
-  registerSecret(config.adminToken);
-  registerSecret(config.stacksApiKey);
-  for (const u of config.upstreams) {
-    registerSecret(u.apiKey);
-    const url = new URL(u.url);
-    registerSecret(url.password === '' ? undefined : decodeURIComponent(url.password));
-    for (const value of url.searchParams.values()) registerSecret(value);
-  }
-  if (config.redisUrl !== undefined) {
-    try {
-      const password = new URL(config.redisUrl).password;
-      registerSecret(password === '' ? undefined : decodeURIComponent(password));
-    } catch {
-      // Not a URL: REDIS_URL was refused by loadConfig already.
-    }
-  }
-}
 
 async function main(): Promise<void> {
   tuneHeapGrowth();
@@ -41,7 +21,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  registerConfigSecrets(config);
+  // createGateway registers the configuration's secrets first thing: from here on no message
+  // or log line shows them.
   const gateway = await createGateway(config);
   // A misspelt variable does nothing: say so once, with the name it probably meant.
   for (const warning of unknownVariableWarnings(process.env)) gateway.app.log.warn(warning);

@@ -6,7 +6,6 @@
 
 import path from 'node:path';
 import { NETWORKS, type Network } from '../network.js';
-import { redact } from '../observability/redact.js';
 import { loadUpstreamDefinitions, type UpstreamDefinition } from '../upstream/definitions.js';
 import { ConfigError } from './error.js';
 import { declared } from './variables.js';
@@ -253,13 +252,42 @@ function eventObserver(
   };
 }
 
+/**
+ * REDIS_URL as the Redis client will read it. Every problem names the variable and never shows
+ * the value, nor any part of it: it may hold a password, and in a value that does not parse
+ * (or parses otherwise than meant) no part can be told to be safe.
+ */
+function checkRedisUrl(value: string): void {
+  const hidden = '(the value is not shown: it may hold a password)';
+  if (!/^rediss?:\/\//.test(value)) {
+    throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL ${hidden}`);
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(
+      'REDIS_URL',
+      `does not parse as a URL (is the port a number? are special characters of the password percent-encoded?) ${hidden}`,
+    );
+  }
+  try {
+    decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+  } catch {
+    throw new ConfigError(
+      'REDIS_URL',
+      `has a user name or password that is not valid percent-encoding ${hidden}`,
+    );
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const cacheStore = oneOfVar<CacheStoreKind>(env, 'CACHE_STORE');
   const redisUrl = optional(env, 'REDIS_URL');
   if (cacheStore === 'redis') {
     if (redisUrl === undefined) throw new ConfigError('REDIS_URL', 'is required when CACHE_STORE=redis');
-    if (!/^rediss?:\/\//.test(redisUrl))
-      throw new ConfigError('REDIS_URL', `must be a redis:// or rediss:// URL, got "${redact(redisUrl)}"`);
+    checkRedisUrl(redisUrl);
   }
   const stacksApiKey = optional(env, 'STACKS_API_KEY');
   const upstreamRateLimitPerMinute = intVar(env, 'UPSTREAM_RATE_LIMIT_PER_MINUTE');

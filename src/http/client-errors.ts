@@ -107,7 +107,8 @@ export function refuseConnect(server: Server): void {
 
 /** Fastify's `frameworkErrors`: router-level failures (bad percent-encoding, ...) in the envelope. */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const path = request.raw.url ?? '';
+  // The path alone: the message is logged, and a query may hold a token.
+  const path = (request.raw.url ?? '').split('?')[0] ?? '';
   const message =
     error.code === 'FST_ERR_BAD_URL'
       ? `the request path is not valid percent-encoding: ${JSON.stringify(path.slice(0, 200))}`

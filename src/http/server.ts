@@ -12,7 +12,9 @@ import Fastify, {
 } from 'fastify';
 import pino from 'pino';
 import type { Config } from '../config/index.js';
+import { loggedUrl, redactSecrets } from '../observability/redact.js';
 import { admissionOf } from './admission/hook.js';
+import { routeKind } from './admission/routes.js';
 import { clientErrorHandler, frameworkErrors, refuseConnect } from './client-errors.js';
 import { splitContractId } from './contract-id-url.js';
 import { lazyChildLogger } from './lazy-logger.js';
@@ -34,7 +36,13 @@ const MAX_PARAM_LENGTH = 2048;
 export function createServer(config: ServerConfig) {
   const app = Fastify({
     // ISO timestamps: readable in a terminal and sortable, unlike epoch milliseconds.
-    logger: { level: config.logLevel, timestamp: pino.stdTimeFunctions.isoTime },
+    logger: {
+      level: config.logLevel,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // The last net under every log line, whatever put a configured secret in it (an error's
+      // message, a URL): the line as written, unchanged when it holds none.
+      hooks: { streamWrite: redactSecrets },
+    },
     // One line per request is written by our onResponse hook instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
@@ -102,7 +110,7 @@ export function installRequestHooks(app: FastifyInstance, options: RequestHooksO
       request.log.info(
         {
           method: request.method,
-          url: request.url,
+          url: accessLogUrl(request.url),
           statusCode: reply.statusCode,
           ms: Math.round(ms * 100) / 100,
           ...cacheAndUpstreamFields(request, reply),
@@ -112,6 +120,17 @@ export function installRequestHooks(app: FastifyInstance, options: RequestHooksO
     }
     done();
   });
+}
+
+/**
+ * A request's URL as log lines show it: no configured secret anywhere, and the query's values
+ * only on the public API routes (a read's `tip`, `ttl`...; credential-named ones hidden there
+ * too). Any other route's values are `[redacted]`: `/admin/...?token=` must not put the admin
+ * token in the log, and neither must a misspelt or percent-encoded admin path.
+ */
+export function accessLogUrl(url: string): string {
+  const q = url.indexOf('?');
+  return loggedUrl(url, routeKind(q < 0 ? url : url.slice(0, q)) === 'api');
 }
 
 /**

@@ -25,6 +25,7 @@ import type { Dispatcher } from 'undici';
 import { abiShapeProblem } from '../clarity/abi-shape.js';
 import type { Config, Network } from '../config/index.js';
 import { GatewayError } from '../errors.js';
+import type { SecretRedactor } from '../observability/redact.js';
 import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
 import type { Budget } from './budget/budget.js';
 import type {
@@ -91,6 +92,14 @@ export interface StacksNodeClientOptions {
   maxBackoffMs?: number;
   /** Largest upstream body accepted (default 16 MiB); more is a final 502. */
   maxResponseBytes?: number;
+  /**
+   * The configured secrets (src/config/secrets.ts), replaced in what a node says that reaches
+   * clients as it said it: a forwarded route's body and content type, a refusal's cause. An
+   * upstream may echo the request it was sent, and with it the gateway's key or its URL's
+   * query. What the gateway only reads for itself (a tip, an ABI's shape) is left as it came:
+   * a short secret replaced inside it could only garble it.
+   */
+  secrets?: SecretRedactor;
 }
 
 const HEX_RESULT = /^0x(?:[0-9a-fA-F]{2})+$/;
@@ -100,6 +109,8 @@ export class StacksNodeClient implements NodeApi {
   readonly #transport: Transport;
   readonly #attempts: Attempts;
   readonly #onInfo: ((network: Network, info: UpstreamNodeInfo) => void) | undefined;
+  /** Secrets out of what passes through to clients; the text itself when it holds none. */
+  readonly #clean: (text: string) => string;
 
   constructor(options: StacksNodeClientOptions) {
     const { config } = options;
@@ -107,6 +118,8 @@ export class StacksNodeClient implements NodeApi {
       throw new TypeError('StacksNodeClient needs a pool or one budget per network');
     }
     this.pool = options.pool ?? createDefaultPool(config, options.budgets!);
+    const secrets = options.secrets;
+    this.#clean = secrets === undefined || secrets.empty ? (text) => text : (text) => secrets.redact(text);
     this.#transport = new Transport({
       timeoutMs: config.upstreamTimeoutMs,
       ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
@@ -166,8 +179,9 @@ export class StacksNodeClient implements NodeApi {
           }
           return { type: 'ok', outcome: 'ok', value: result };
         }
-        const cause =
-          typeof json['cause'] === 'string' ? json['cause'] : JSON.stringify(json['cause'] ?? null);
+        const cause = this.#clean(
+          typeof json['cause'] === 'string' ? json['cause'] : JSON.stringify(json['cause'] ?? null),
+        );
         if (cause.includes('NoSuchContract')) {
           return {
             type: 'final',
@@ -279,8 +293,8 @@ export class StacksNodeClient implements NodeApi {
         outcome: 'ok',
         value: {
           status: res.status,
-          contentType: (Array.isArray(type) ? type[0] : type) ?? 'application/octet-stream',
-          body: res.body,
+          contentType: this.#clean((Array.isArray(type) ? type[0] : type) ?? 'application/octet-stream'),
+          body: this.#clean(res.body),
         },
       };
     };

@@ -20,6 +20,7 @@ import type { KeyUse } from '../../observability/key-metrics.js';
 import type { CacheAdmin } from '../../service/cache-admin.js';
 import { parseContractRef } from '../../service/contract-ref.js';
 import { sendError } from '../error-handler.js';
+import { accessLogUrl } from '../server.js';
 
 export interface AdminOptions {
   readonly token: string;
@@ -51,7 +52,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (
       {
         admin: true,
         method: request.method,
-        url: request.url,
+        url: accessLogUrl(request.url),
         ip: request.ip,
         hadCredentials: request.headers.authorization !== undefined,
       },
