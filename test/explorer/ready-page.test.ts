@@ -4,8 +4,9 @@
  * ratio; it fits a 390 px phone. API clients keep the JSON answer.
  */
 import { Cl } from '@stacks/transactions';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Browser, launchBrowser } from '../support/browser.js';
+import { type Browser, launchBrowser, sidewaysOverflow } from '../support/browser.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
@@ -13,12 +14,15 @@ import { type RunningGateway, request, startGateway, testEnv } from '../support/
 let node: FakeNode;
 let gw: RunningGateway;
 let browser: Browser;
+let long: string;
 
 beforeAll(async () => {
   node = await startFakeNode({ tipHeight: 182_340 });
   node.setAbi(MAINNET_ADDR, 'demo', SAMPLE_ABI);
   node.setReadOnly(MAINNET_ADDR, 'demo', 'get-balance', { okay: true, result: hex(Cl.ok(Cl.uint(5))) });
-  gw = await startGateway(testEnv(node.url));
+  // Two upstreams on mainnet, the second behind a long URL, as a provider's often is.
+  long = `${node.url}/a-rather-long-path-of-the-provider/with-its-version/v2-and-more`;
+  gw = await startGateway(testEnv(node.url, { STACKS_API_URL_MAINNET: `${node.url},${long}` }));
   // As main.ts starts: one /v2/info of each upstream, which gives the first tip.
   await gw.gateway.startupRound?.();
   browser = await launchBrowser();
@@ -29,6 +33,48 @@ afterAll(async () => {
   await gw?.close();
   await node?.close();
 });
+
+/**
+ * The words of the cells matching `selector` (URLs aside: they may break anywhere), and those of
+ * them the page shows split over more than one line: a range over a word has one client rect
+ * per line it is on.
+ */
+async function splitWords(page: Page, selector: string): Promise<{ words: string[]; split: string[] }> {
+  // Runs in the page; typed structurally because the test program has no DOM library.
+  type Rect = { top: number; width: number };
+  type Text = { textContent: string | null };
+  type Doc = {
+    querySelectorAll(s: string): unknown[];
+    createTreeWalker(root: unknown, show: number): { nextNode(): Text | null };
+    createRange(): {
+      setStart(n: Text, o: number): void;
+      setEnd(n: Text, o: number): void;
+      getClientRects(): Rect[];
+    };
+  };
+  return page.evaluate((sel) => {
+    const doc = (globalThis as unknown as { document: Doc }).document;
+    const words: string[] = [];
+    const split: string[] = [];
+    for (const cell of doc.querySelectorAll(sel)) {
+      const walker = doc.createTreeWalker(cell, 4); // NodeFilter.SHOW_TEXT
+      for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+        for (const word of (node.textContent ?? '').matchAll(/\S+/g)) {
+          if (/[/:]/.test(word[0])) continue;
+          words.push(word[0]);
+          const range = doc.createRange();
+          range.setStart(node, word.index);
+          range.setEnd(node, word.index + word[0].length);
+          const lines = new Set(
+            [...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)),
+          );
+          if (lines.size > 1) split.push(word[0]);
+        }
+      }
+    }
+    return { words, split };
+  }, selector);
+}
 
 describe('/ready for people', () => {
   it('shows upstreams, the tip, the cache and its hit ratio, and fits 390 px', async () => {
@@ -49,6 +95,19 @@ describe('/ready for people', () => {
       'document.documentElement.scrollWidth - window.innerWidth',
     )) as number;
     expect(overflow).toBeLessThanOrEqual(0);
+  });
+
+  it('at 390 px breaks long URLs inside their cell, never an ordinary word, and never widens the page', async () => {
+    await browser.page.setViewportSize({ width: 390, height: 844 });
+    await browser.page.goto(`${gw.url}/ready`);
+    expect(await browser.page.locator('td', { hasText: long.slice('http://'.length) }).count()).toBe(1);
+    const { words, split } = await splitWords(browser.page, 'th, td');
+    // The words the table holds, the headers and the tip's number included.
+    expect(words).toEqual(expect.arrayContaining(['network', 'latency', 'mainnet', 'testnet', '182,340']));
+    expect(split).toEqual([]);
+    const layout = await sidewaysOverflow(browser.page);
+    expect(layout.over).toEqual([]);
+    expect(layout.scrollWidth).toBeLessThanOrEqual(390);
   });
 
   it('keeps the JSON answer for API clients', async () => {
