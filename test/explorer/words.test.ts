@@ -1,6 +1,6 @@
 /** The explorer's words for an answer's origin and a node's refusal (src/explorer/page/words.ts). */
 import { describe, expect, it } from 'vitest';
-import { blockNumber, provenance, readableCause } from '../../src/explorer/page/words.js';
+import { blockNumber, oneNode, provenance, readableCause } from '../../src/explorer/page/words.js';
 
 describe('provenance', () => {
   it.each([
@@ -69,5 +69,27 @@ describe('readableCause', () => {
   it('keeps anything else as it is', () => {
     expect(readableCause('the node says no')).toEqual({ summary: 'the node says no', trace: undefined });
     expect(readableCause('').summary).toBe('The node refused the call');
+  });
+});
+
+describe('oneNode', () => {
+  const A = 'http://127.0.0.1:20443';
+  const B = 'https://api.hiro.so';
+  it('is true when every network has the very same upstreams, in any order', () => {
+    expect(oneNode([[A], [A]])).toBe(true);
+    expect(
+      oneNode([
+        [A, B],
+        [B, A],
+      ]),
+    ).toBe(true);
+  });
+
+  it('is false for different nodes, some shared, a network without any, or a single network', () => {
+    expect(oneNode([[A], [B]])).toBe(false);
+    expect(oneNode([[A, B], [A]])).toBe(false);
+    expect(oneNode([[], []])).toBe(false);
+    expect(oneNode([[A]])).toBe(false);
+    expect(oneNode([])).toBe(false);
   });
 });

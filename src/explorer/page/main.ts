@@ -21,7 +21,7 @@ import {
   LiteralSyntaxError,
   type SimpleValue,
 } from '../../../client/src/index.js';
-import { blockNumber, provenance, readableCause } from './words.js';
+import { blockNumber, oneNode, provenance, readableCause } from './words.js';
 
 const baseUrl = new URL('.', window.location.href).href;
 
@@ -52,6 +52,8 @@ const senderInput = byId<HTMLInputElement>('sender');
 const apiKeyInput = byId<HTMLInputElement>('api-key');
 const functions = byId<HTMLDivElement>('functions');
 const known = byId<HTMLUListElement>('known');
+const loadForm = byId<HTMLFormElement>('load-form');
+const decodeForm = byId<HTMLFormElement>('decode-form');
 
 /** A client with the API key as it is now in its field (sent as X-API-Key when filled). */
 function gateway() {
@@ -66,6 +68,9 @@ function pretty(value: unknown): string {
 // --- the chain tip -------------------------------------------------------------------
 
 const tips = new Map<string, number>();
+/** Set when every network is the same node: one chain, one tip (src/explorer/page/words.ts). */
+let oneChain = false;
+const ONE_CHAIN = 'chain';
 
 function showTip(): void {
   if (tips.size === 0) {
@@ -81,25 +86,50 @@ function showTip(): void {
 /** An answer's tip height: the newest block seen for the network the page is looking at. */
 function noteTip(height: number | undefined, network: string): void {
   if (height === undefined) return;
-  if ((tips.get(network) ?? -1) < height) tips.set(network, height);
+  const key = oneChain ? ONE_CHAIN : network;
+  if ((tips.get(key) ?? -1) < height) tips.set(key, height);
   showTip();
+}
+
+/** From now on every network's tip is the one chain's: the newest block any of them saw. */
+function joinNetworks(): void {
+  oneChain = true;
+  const newest = Math.max(-1, ...tips.values());
+  tips.clear();
+  if (newest >= 0) tips.set(ONE_CHAIN, newest);
 }
 
 function networkOf(contractId: string): string {
   return /^S[PM]/.test(contractId) ? 'mainnet' : 'testnet';
 }
 
-/** The tip each network's upstreams reported, from /ready (open to everyone, as /health is). */
+interface ReadyAnswer {
+  data?: {
+    checks?: {
+      upstream?: Record<string, { upstreams?: Array<{ url?: string; tipHeight?: number }> }>;
+      observer?: { network?: string; lastBlock?: { height?: number } };
+    };
+  };
+}
+
+/**
+ * The tip each network's upstreams reported, and the event observer's last block (newer than any
+ * upstream's report when a node pushes its blocks), from /ready (open to everyone, as /health is).
+ */
 async function loadTips(): Promise<void> {
   try {
     const res = await fetch(new URL('ready', baseUrl), { headers: { accept: 'application/json' } });
-    const body = (await res.json()) as {
-      data?: { checks?: { upstream?: Record<string, { upstreams?: Array<{ tipHeight?: number }> }> } };
-    };
-    for (const [network, state] of Object.entries(body.data?.checks?.upstream ?? {})) {
+    const checks = ((await res.json()) as ReadyAnswer).data?.checks;
+    const networks = Object.entries(checks?.upstream ?? {});
+    if (oneNode(networks.map(([, state]) => (state.upstreams ?? []).map((u) => String(u.url)))))
+      joinNetworks();
+    for (const [network, state] of networks) {
       const heights = (state.upstreams ?? []).map((u) => u.tipHeight).filter((h) => typeof h === 'number');
       if (heights.length > 0) noteTip(Math.max(...(heights as number[])), network);
     }
+    const observed = checks?.observer;
+    if (typeof observed?.network === 'string' && typeof observed.lastBlock?.height === 'number')
+      noteTip(observed.lastBlock.height, observed.network);
   } catch {
     // The tip shows with the first answer instead.
   }
@@ -219,8 +249,37 @@ function showResponse<T>(
   );
 }
 
-/** Run an action that answers in the Result region, reporting anything it throws there. */
-async function guarded(title: string, pendingText: string, action: () => Promise<void>): Promise<void> {
+/**
+ * Take the person to the answer: focus on the Result region (a screen reader reads its name and
+ * content) and the region scrolled into view when it is not in view already. On a phone the
+ * region sits below every function, far under the button pressed, and without this nothing
+ * seems to happen. Only while focus is still where the request was made (`from`), on the Result
+ * region (a browser that does not focus a tapped button, as Safari, leaves it there after the
+ * previous answer) or nowhere: someone who went on to another field while waiting keeps it.
+ */
+function revealResult(from: HTMLElement): void {
+  const active = document.activeElement;
+  const stayed =
+    active === null || active === document.body || from.contains(active) || resultRegion.contains(active);
+  if (!stayed) return;
+  resultRegion.focus({ preventScroll: true });
+  const box = resultRegion.getBoundingClientRect();
+  const viewport = window.innerHeight || document.documentElement.clientHeight;
+  if (box.top >= 0 && box.bottom <= viewport) return;
+  // Its top first when it is taller than the screen; otherwise just far enough to show it all.
+  resultRegion.scrollIntoView({ block: box.height > viewport ? 'start' : 'nearest' });
+}
+
+/**
+ * Run an action that answers in the Result region, reporting anything it throws there, then
+ * take the person to that answer (`from`: the form the request was made from).
+ */
+async function guarded(
+  title: string,
+  pendingText: string,
+  from: HTMLElement,
+  action: () => Promise<void>,
+): Promise<void> {
   begin(pendingText);
   try {
     await action();
@@ -229,6 +288,7 @@ async function guarded(title: string, pendingText: string, action: () => Promise
   } finally {
     end();
   }
+  revealResult(from);
 }
 
 // --- functions -----------------------------------------------------------------------
@@ -271,7 +331,7 @@ function functionRegion(contractId: string, fn: ContractAbi['functions'][number]
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const title = `${fn.name} on ${contractId}`;
-    void guarded(title, `Calling ${fn.name}…`, async () => {
+    void guarded(title, `Calling ${fn.name}…`, form, async () => {
       const args: SimpleValue[] = [];
       for (const { arg, input } of fields) {
         input.removeAttribute('aria-invalid');
@@ -315,11 +375,14 @@ async function loadContract(id: string): Promise<void> {
   status.textContent = `Loading ${id}…`;
   document.title = `${id} · clarity-cache explorer`;
   begin(undefined);
+  // A refused load is explained in the Result region: the person is taken there, as for a call.
+  let failed = false;
   try {
     const response = await gateway().raw.abi(id);
     if (seq !== loadSeq) return;
     const env = response.envelope;
     if (!env.success) {
+      failed = true;
       status.textContent = `Could not load ${id}.`;
       showResponse(`Contract ${id}`, response, networkOf(id));
       return;
@@ -337,10 +400,12 @@ async function loadContract(id: string): Promise<void> {
     void refreshKnown();
   } catch (err) {
     if (seq !== loadSeq) return;
+    failed = true;
     status.textContent = `Could not load ${id}.`;
     showThrown(`Contract ${id}`, err);
   } finally {
     end();
+    if (failed) revealResult(loadForm);
   }
 }
 
@@ -404,15 +469,15 @@ function decodeInput(text: string): unknown {
   return trimmed;
 }
 
-byId<HTMLFormElement>('load-form').addEventListener('submit', (event) => {
+loadForm.addEventListener('submit', (event) => {
   event.preventDefault();
   openContract(contractInput.value);
 });
 
-byId<HTMLFormElement>('decode-form').addEventListener('submit', (event) => {
+decodeForm.addEventListener('submit', (event) => {
   event.preventDefault();
   const text = byId<HTMLInputElement>('clarity-value').value;
-  void guarded('Decoding', 'Decoding…', async () => {
+  void guarded('Decoding', 'Decoding…', decodeForm, async () => {
     const response = await gateway().raw.decode(decodeInput(text) as string);
     showResponse('Decoded value', response, undefined, (d) => d.decoded);
   });

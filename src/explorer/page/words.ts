@@ -93,3 +93,16 @@ export function readableCause(cause: string): ReadableCause {
   if (/^[A-Z][A-Za-z0-9]*(\(.*\))?$/s.test(first)) return { summary: `Runtime error: ${first}`, trace };
   return { summary: first === '' ? 'The node refused the call' : first, trace };
 }
+
+/**
+ * Whether every network is served by the very same nodes (the same upstream URLs, as /ready
+ * lists them): then they are one chain, whose tip is one number. `npm run demo` points mainnet
+ * and testnet at one local chain, and its event observer follows one of them only, so each
+ * network's tip, learned apart, would show a different block of the same chain.
+ */
+export function oneNode(upstreamUrls: ReadonlyArray<readonly string[]>): boolean {
+  if (upstreamUrls.length < 2) return false;
+  const key = (urls: readonly string[]) => [...new Set(urls)].sort().join('\n');
+  const first = key(upstreamUrls[0] as readonly string[]);
+  return first !== '' && upstreamUrls.every((urls) => key(urls) === first);
+}
