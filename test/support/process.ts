@@ -1,9 +1,23 @@
 /** Runs the real service as a child process (`node --import tsx src/main.ts`), as users do. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * A DATA_DIR of the child's own unless the test names one: the service's default is ./data of
+ * the directory it runs in, the checkout, and a test that left the store at its default (SQLite)
+ * wrote the user's cache there. Removed once the child has exited.
+ */
+function ownDataDir(env: Record<string, string>, exited: Promise<unknown>): Record<string, string> {
+  if (env.DATA_DIR !== undefined) return {};
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'clarity-cache-service-data-'));
+  void exited.then(() => rmSync(dir, { recursive: true, force: true }));
+  return { DATA_DIR: dir };
+}
 
 /**
  * A port for a process that binds it later. It is drawn from below the kernel's ephemeral
@@ -49,13 +63,24 @@ export interface ServiceProcess {
 export async function startService(env: Record<string, string>, entry?: string): Promise<ServiceProcess> {
   const port = env.PORT ?? String(await freePort());
   const args = entry === undefined ? ['--import', 'tsx', 'src/main.ts'] : [entry];
+  let onExit: (code: number | null) => void = () => {};
+  const exited = new Promise<number | null>((resolve) => {
+    onExit = resolve;
+  });
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, PORT: port },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      ...ownDataDir(env, exited),
+      ...env,
+      PORT: port,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  child.once('exit', (code) => onExit(code));
   let out = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
   // With info logs on, the "listening on" line is the event to wait for; with them off there
   // is no such line, so the port is polled until it answers (bounded).
@@ -88,16 +113,21 @@ export async function startService(env: Record<string, string>, entry?: string):
 export async function runExpectingFailure(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stderr: string }> {
+  let onExit: (code: number | null) => void = () => {};
+  const exited = new Promise<number | null>((resolve) => {
+    onExit = resolve;
+  });
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...ownDataDir(env, exited), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  child.once('exit', (code) => onExit(code));
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => {
     stderr += c.toString();
   });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  const code = await exited;
   return { code, stderr };
 }
 
