@@ -25,6 +25,7 @@ import { loadApiKeys } from './http/admission/api-keys.js';
 import { installAdmission } from './http/admission/hook.js';
 import { MemoryQuota } from './http/admission/quota.js';
 import { requireHostHeader } from './http/client-errors.js';
+import { manageConnections } from './http/connections.js';
 import { installCors } from './http/cors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { FastLane } from './http/fast-lane.js';
@@ -329,6 +330,8 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       : undefined,
   });
   lane.install(app);
+  // After the lane: connections end without a reset, answered requests first (connections.ts).
+  manageConnections(app.server);
 
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
   await app.register(endpointIndexRoutes, { endpoints });

@@ -62,6 +62,10 @@ export function createServer(config: ServerConfig) {
     rewriteUrl: (req) => splitContractId(req.url ?? '/'),
     // Answers of the HTTP parser and the router, in the envelope too (client-errors.ts).
     clientErrorHandler,
+    // While closing, Fastify would answer every request that arrives on an open connection
+    // with a bare 503 of its own: the gateway's drain answers them itself (hits as usual, the
+    // upstream's waits in the envelope, each with Connection: close; connections.ts).
+    return503OnClosing: false,
     frameworkErrors,
     // Slow or stalled senders are cut off (408) and cannot hold sockets: the header section
     // must arrive within HTTP_HEADERS_TIMEOUT_MS, the whole request within
