@@ -71,6 +71,11 @@ export const SKIPPED_BY_DESIGN: readonly { readonly pattern: RegExp; readonly re
       'a long-running server (UPSTREAMS_FILE names a file on the host); test/integration/start.test.ts runs npm start',
   },
   {
+    pattern: /^(?:[A-Z_]+=(?:"[^"]*"|\S+)\s+)*docker\b/,
+    reason:
+      "needs Docker; test/integration/image.test.ts builds the image's files as deploy/Dockerfile does and starts them with its CMD, test/fleet/public-side.test.ts checks the compose file and runs its load balancer configuration",
+  },
+  {
     pattern: /^redis-server\b/,
     reason: 'starts a Redis daemon on the fixed port 6379; the Redis tests start their own on a free port',
   },
@@ -129,10 +134,7 @@ export function commandsOf(block: { line: number; lines: string[] }): ReadmeComm
     i++;
     const text = parts.join('\n');
     // An assignment (`H="..."`, `TIP=0x$(curl ...)`): kept for the later commands of the block.
-    if (
-      /^[A-Za-z_][A-Za-z0-9_]*=("[^"]*"|'[^']*'|\S*)\s*(#.*)?$/.test(text.trim()) ||
-      /^[A-Za-z_][A-Za-z0-9_]*=\S*\$\(/.test(text.trim())
-    ) {
+    if (isAssignment(text.trim())) {
       prelude.push(text.trim());
       continue;
     }
@@ -153,6 +155,35 @@ export function commandsOf(block: { line: number; lines: string[] }): ReadmeComm
     });
   }
   return commands;
+}
+
+/**
+ * Whether a line only assigns a shell variable (`H="..."`, `TIP=0x$(curl ... | sed '...')`),
+ * rather than running a command with a variable set for it (`ADMIN_TOKEN="$(...)" docker ...`):
+ * the value is one shell word (quotes and `$(...)` may hold spaces), and nothing but a comment
+ * follows it.
+ */
+export function isAssignment(text: string): boolean {
+  const name = /^[A-Za-z_][A-Za-z0-9_]*=/.exec(text);
+  if (name === null) return false;
+  let depth = 0;
+  let quote: string | undefined;
+  let i = name[0].length;
+  for (; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined;
+      else if (quote === '"' && c === '\\') i++;
+    } else if (c === '\\') i++;
+    else if (c === "'" || c === '"') quote = c;
+    else if (c === '$' && text[i + 1] === '(') {
+      depth++;
+      i++;
+    } else if (c === ')' && depth > 0) depth--;
+    else if (/\s/.test(c) && depth === 0) break;
+  }
+  const rest = text.slice(i).trim();
+  return rest === '' || rest.startsWith('#');
 }
 
 /** Whether a single or double quote is still open at the end of the text (sh quoting rules, roughly). */
