@@ -44,7 +44,7 @@ import { readOnlyRoute } from './http/routes/read-only.js';
 import { accessLogUrl, createServer, installRequestHooks, logsRequests } from './http/server.js';
 import { NETWORKS, type Network } from './network.js';
 import { Metrics } from './observability/metrics.js';
-import { registerSecret, SecretRedactor } from './observability/redact.js';
+import { registerSecret, SecretRedactor } from './config/redact.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
 import { BatchService } from './service/batch.js';
@@ -107,7 +107,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   // Loaded only then: ioredis costs start-up time the other stores do not need to pay.
   const scaleOut =
     config.cacheStore === 'redis'
-      ? await (await import('./redis/scale-out.js')).createRedisScaleOut(config, log)
+      ? await (await import('./scale-out.js')).createRedisScaleOut(config, log)
       : undefined;
   const rawBudgets: Record<string, Budget> =
     deps.budgets ?? scaleOut?.budgets ?? createUpstreamBuckets(config.upstreams, config);

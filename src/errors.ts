@@ -4,8 +4,9 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { redact } from './observability/redact.js';
-import type { CacheView } from './service/cache-status.js';
+import type { SharedFailure, SharedFailures } from './cache/coalescer.js';
+import type { CacheView } from './cache/view.js';
+import { redact } from './config/redact.js';
 
 export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: {
@@ -122,3 +123,28 @@ export function isGatewayError(err: unknown): err is GatewayError {
 export function newErrorId(): string {
   return `err_${randomUUID()}`;
 }
+
+/**
+ * The gateway's failures as they cross instances through the Redis coalescer: every
+ * GatewayError but a shutdown (which is this instance's alone: the waiters elsewhere take over
+ * the load) is shared, and raised again from the error table's own codes only.
+ */
+export const SHARED_GATEWAY_FAILURES: SharedFailures = {
+  share(err: unknown): SharedFailure | undefined {
+    if (!(err instanceof GatewayError) || err.code === 'SERVICE_UNAVAILABLE') return undefined;
+    return {
+      code: err.code,
+      message: err.message,
+      status: err.status,
+      ...(err.details === undefined ? {} : { details: err.details }),
+      ...(err.headers === undefined ? {} : { headers: err.headers }),
+    };
+  },
+  revive(f: SharedFailure): Error | undefined {
+    if (!Object.hasOwn(ERROR_CATALOGUE, f.code)) return undefined;
+    return new GatewayError(f.code as ErrorCode, f.message, f.details, {
+      status: f.status,
+      ...(f.headers === undefined ? {} : { headers: f.headers }),
+    });
+  },
+};

@@ -36,3 +36,24 @@ export interface CrossInstanceCoalescer {
    */
   run(key: string, task: CoalesceTask): Promise<CoalescedValue>;
 }
+
+/**
+ * How a failure crosses instances: the holder publishes the wire form of a failure every
+ * waiter would meet too (an unknown contract, a timeout, the shared budget exhausted), and each
+ * waiter raises it again. The cache knows no error types of its own; the gateway's error table
+ * supplies both directions (src/errors.ts).
+ */
+export interface SharedFailures {
+  /** The wire form of `err`, or undefined when waiters elsewhere should load for themselves. */
+  share(err: unknown): SharedFailure | undefined;
+  /** The failure a waiter raises; undefined = not one it can raise (it loads for itself). */
+  revive(failure: SharedFailure): Error | undefined;
+}
+
+export interface SharedFailure {
+  readonly code: string;
+  readonly message: string;
+  readonly status: number;
+  readonly details?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+}

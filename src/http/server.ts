@@ -12,7 +12,7 @@ import Fastify, {
 } from 'fastify';
 import pino from 'pino';
 import type { Config } from '../config/index.js';
-import { loggedUrl, redactSecrets } from '../observability/redact.js';
+import { loggedUrl, redactSecrets } from '../config/redact.js';
 import { admissionOf } from './admission/hook.js';
 import { routeKind } from './admission/routes.js';
 import { clientErrorHandler, frameworkErrors, refuseConnect } from './client-errors.js';

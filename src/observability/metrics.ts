@@ -10,7 +10,7 @@ import { NETWORKS, type Network } from '../config/index.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { KeyMetrics } from './key-metrics.js';
-import { ObserverMetrics } from './observer-metrics.js';
+import { ObserverMetrics } from '../chain/observer/metrics.js';
 import { TallyHistogram } from './tally-histogram.js';
 
 /** Which cache an outcome belongs to: read-only results, ABIs, or node route answers. */

@@ -13,19 +13,11 @@
  */
 
 import type { CacheEntry } from '../cache/entry.js';
-import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
+import type { CacheView } from '../cache/view.js';
+
+export type { CacheView } from '../cache/view.js';
 
 export const CACHE_NAME = 'clarity-cache';
-
-export interface CacheView {
-  readonly outcome: CacheOutcome;
-  readonly entry?: CacheEntry | undefined;
-  readonly stored: boolean;
-  readonly ttlMs: number | undefined;
-  readonly stale?: StaleServing | undefined;
-  /** For a stale answer: when the entry stopped being fresh (epoch ms). */
-  readonly staleSince?: number | undefined;
-}
 
 export function cacheHeaders(view: CacheView, now = Date.now()): { 'cache-status': string; age: string } {
   if (view.outcome === 'hit' && view.entry !== undefined) {

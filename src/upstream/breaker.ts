@@ -11,7 +11,7 @@
  * says the upstream itself is unwell counts (stats.ts's TRANSIENT list).
  *
  * With Redis, the transitions (open with its remaining cooldown, closed) and the claim of the
- * probe are shared through a BreakerSync (src/redis/breaker.ts), so every instance skips an
+ * probe are shared through a BreakerSync (src/upstream/redis-breaker-sync.ts), so every instance skips an
  * upstream that one of them found broken, and one probe is sent for all of them. Failure counts
  * stay per instance: sharing them would cost a Redis write per attempt for little gain.
  */

@@ -25,7 +25,7 @@ import type { Dispatcher } from 'undici';
 import { abiShapeProblem } from '../clarity/abi-shape.js';
 import type { Config, Network } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import type { SecretRedactor } from '../observability/redact.js';
+import type { SecretRedactor } from '../config/redact.js';
 import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
 import type { Budget } from './budget/budget.js';
 import type {

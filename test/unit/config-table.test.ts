@@ -23,7 +23,7 @@ describe('the configuration table', () => {
   });
 
   it('declares every variable the configuration code reads, and nothing it does not', () => {
-    const sources = ['src/config/index.ts', 'src/upstream/definitions.ts']
+    const sources = ['src/config/index.ts', 'src/config/upstreams.ts']
       .map((f) => readFileSync(path.join(ROOT, f), 'utf8'))
       .join('\n');
     const read = new Set([...sources.matchAll(/'([A-Z][A-Z0-9_]{2,})'/g)].map((m) => m[1] as string));

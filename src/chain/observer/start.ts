@@ -6,8 +6,8 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type ContractSourcePort, DependencyAnalyzer } from '../../clarity/analysis/index.js';
 import type { Config, Network } from '../../config/index.js';
-import type { ObserverMetrics } from '../../observability/observer-metrics.js';
-import type { RedisTipChannel } from '../../redis/tip-channel.js';
+import type { ObserverMetrics } from './metrics.js';
+import type { RedisTipChannel } from '../tip-channel.js';
 import { BlockLedger, type EntryDependencies } from '../block-ledger.js';
 import type { ChainTips } from '../tips.js';
 import { ChainFollower } from './follower.js';

@@ -5,7 +5,7 @@
  *
  * On one instance the buckets live in memory (bounded, so a flood of addresses cannot grow it
  * without end); with Redis, every instance
- * spends from the same buckets (src/redis/quota.ts), so a fleet counts one quota.
+ * spends from the same buckets (src/http/admission/redis-quota.ts), so a fleet counts one quota.
  */
 
 /** 0 = a token was spent; otherwise the ms until the next token (nothing was spent). */

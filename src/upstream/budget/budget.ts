@@ -5,7 +5,7 @@
  * the two are the same; with several upstreams each has its own rate limit.
  *
  * Two implementations keep the same semantics: the in-process token bucket (budget/local.ts)
- * and the bucket shared through Redis (src/redis/budget.ts). Their errors are built here, once,
+ * and the bucket shared through Redis (src/upstream/budget/redis-budget.ts). Their errors are built here, once,
  * so a client cannot tell which one refused it.
  */
 import { GatewayError } from '../../errors.js';

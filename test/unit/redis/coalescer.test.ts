@@ -7,10 +7,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ReadThroughCache } from '../../../src/cache/read-through.js';
+import { RedisCoalescer } from '../../../src/cache/redis-coalescer.js';
 import { RedisStore } from '../../../src/cache/stores/redis.js';
 import { TieredStore } from '../../../src/cache/stores/tiered.js';
-import { GatewayError } from '../../../src/errors.js';
-import { RedisCoalescer } from '../../../src/redis/coalescer.js';
+import { GatewayError, SHARED_GATEWAY_FAILURES } from '../../../src/errors.js';
 import { startRedis } from '../../support/redis-server.js';
 
 const server = await startRedis();
@@ -73,6 +73,7 @@ describe.skipIf(server === undefined)(
       };
       const coalescer = new RedisCoalescer({
         client: redis.redis,
+        failures: SHARED_GATEWAY_FAILURES,
         keyPrefix: prefix,
         lockTtlMs: options.lockTtlMs ?? 3000,
         ...(options.pubsub === undefined ? {} : { pubsub: options.pubsub }),

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { KEY_PREFIX, type Subscription, subscribe } from './connection.js';
+import { KEY_PREFIX, type Subscription, subscribe } from '../redis/connection.js';
 
 export interface HotTierSyncOptions {
   /** The shared command client; a duplicate of it subscribes. */

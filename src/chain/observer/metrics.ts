@@ -1,6 +1,6 @@
 /** Metrics of the event observer (docs/events.md). */
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { Network } from '../network.js';
+import type { Network } from '../../network.js';
 
 export type BlockOutcome = 'started' | 'extended' | 'restarted' | 'duplicate';
 

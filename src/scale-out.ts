@@ -11,16 +11,17 @@
  * Redis through the cache store, which is on the same server.
  */
 
-import type { CrossInstanceCoalescer } from '../cache/coalescer.js';
-import type { Config } from '../config/index.js';
-import { budgetSettings } from '../upstream/budget/budget.js';
-import { RedisBreakerSync } from './breaker.js';
-import { RedisBudget } from './budget.js';
-import { RedisCoalescer } from './coalescer.js';
-import { KEY_PREFIX, RedisConnection } from './connection.js';
-import { HotTierSync } from './hot-tier-sync.js';
-import { RedisQuota } from './quota.js';
-import { RedisTipChannel } from './tip-channel.js';
+import type { CrossInstanceCoalescer } from './cache/coalescer.js';
+import { HotTierSync } from './cache/hot-tier-sync.js';
+import { RedisCoalescer } from './cache/redis-coalescer.js';
+import { RedisTipChannel } from './chain/tip-channel.js';
+import type { Config } from './config/index.js';
+import { SHARED_GATEWAY_FAILURES } from './errors.js';
+import { RedisQuota } from './http/admission/redis-quota.js';
+import { KEY_PREFIX, RedisConnection } from './redis/connection.js';
+import { budgetSettings } from './upstream/budget/budget.js';
+import { RedisBudget } from './upstream/budget/redis-budget.js';
+import { RedisBreakerSync } from './upstream/redis-breaker-sync.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */
 export interface ScaleOutLogger {
@@ -132,6 +133,7 @@ export async function createRedisScaleOut(
     client,
     keyPrefix,
     maxWaitMs,
+    failures: SHARED_GATEWAY_FAILURES,
     ...(options.lockTtlMs === undefined ? {} : { lockTtlMs: options.lockTtlMs }),
     onWait: (key) => log.debug({ key }, 'coalescing: waiting for another instance’s load'),
     onError: (err, op) => log.debug({ err, op }, 'coalescing: redis operation failed'),

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Network } from '../network.js';
-import { KEY_PREFIX, type Subscription, subscribe } from './connection.js';
+import { KEY_PREFIX, type Subscription, subscribe } from '../redis/connection.js';
 
 export interface AnnouncedTip {
   readonly network: Network;

@@ -20,9 +20,9 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../config/error.js';
+import { ConfigError } from './error.js';
 import type { Network } from '../network.js';
-import { redact } from '../observability/redact.js';
+import { redact } from './redact.js';
 
 export interface UpstreamDefinition {
   readonly id: string;

@@ -23,19 +23,24 @@
  * does not say when its load began), so it loads itself once the older holder lets go of
  * the lock.
  *
- * Failures the holder published as GatewayErrors (an unknown contract, a timeout, the
- * shared budget exhausted, ...) reach every waiter, as they would in-process; any other
- * failure makes a waiter try the lock and load itself.
+ * Failures the holder published (an unknown contract, a timeout, the shared budget exhausted,
+ * ...: whatever `failures.share` gives a wire form) reach every waiter, as they would
+ * in-process; any other failure makes a waiter try the lock and load itself.
  *
  * Redis unreachable: run() loads at once, in-process coalescing only, and a waiter whose
  * Redis goes away mid-wait loads too. Nothing here ever fails a request because of Redis.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { CoalescedValue, CoalesceTask, CrossInstanceCoalescer } from '../cache/coalescer.js';
-import { type ErrorCode, GatewayError } from '../errors.js';
-import { KEY_PREFIX, type Subscription, subscribe } from './connection.js';
-import { LuaScript } from './lua-script.js';
+import { KEY_PREFIX, type Subscription, subscribe } from '../redis/connection.js';
+import { LuaScript } from '../redis/lua-script.js';
+import type {
+  CoalescedValue,
+  CoalesceTask,
+  CrossInstanceCoalescer,
+  SharedFailure,
+  SharedFailures,
+} from './coalescer.js';
 
 const RELEASE = new LuaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -54,6 +59,8 @@ export interface RedisCoalescerOptions {
   readonly client: Redis;
   /** Prefix of the lock keys and of the channel. Default KEY_PREFIX. */
   readonly keyPrefix?: string;
+  /** Which failures reach the waiters on other instances, and how they are raised there. */
+  readonly failures: SharedFailures;
   /** Lock lifetime without renewal: how soon a dead holder is replaced. Default 3000. */
   readonly lockTtlMs?: number;
   /** Poll backoff bounds while waiting. Defaults 25 and 250. */
@@ -82,14 +89,8 @@ interface Outcome {
   s?: boolean;
   /** When the holder's load began (epoch ms, its clock). */
   b?: number;
-  /** The failure, when it is a GatewayError every waiter would meet too. */
-  e?: {
-    code: ErrorCode;
-    message: string;
-    status: number;
-    details?: Record<string, unknown>;
-    headers?: Record<string, string>;
-  };
+  /** The failure, when it is one every waiter would meet too. */
+  e?: SharedFailure;
 }
 
 /** Outcomes for one run, buffered from the moment it starts. */
@@ -123,6 +124,7 @@ class Inbox {
 export class RedisCoalescer implements CrossInstanceCoalescer {
   readonly channel: string;
   readonly #client: Redis;
+  readonly #failures: SharedFailures;
   readonly #prefix: string;
   readonly #lockTtlMs: number;
   readonly #pollMinMs: number;
@@ -140,6 +142,7 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
 
   constructor(options: RedisCoalescerOptions) {
     this.#client = options.client;
+    this.#failures = options.failures;
     this.#prefix = options.keyPrefix ?? KEY_PREFIX;
     this.channel = `${this.#prefix}coalesce`;
     this.#lockTtlMs = options.lockTtlMs ?? 3000;
@@ -207,13 +210,8 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
           if (outcome.ok && outcome.v !== undefined) {
             return { value: outcome.v, loadedHere: false, stored: outcome.s === true };
           }
-          if (outcome.e !== undefined) {
-            const e = outcome.e;
-            throw new GatewayError(e.code, e.message, e.details, {
-              status: e.status,
-              ...(e.headers === undefined ? {} : { headers: e.headers }),
-            });
-          }
+          const failure = outcome.e === undefined ? undefined : this.#failures.revive(outcome.e);
+          if (failure !== undefined) throw failure;
           // A failure that was not shared: try the lock again at once.
           delay = this.#pollMinMs;
         }
@@ -248,13 +246,13 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
       try {
         value = await task.load();
       } catch (err) {
+        const shared = this.#failures.share(err);
         this.#publish({
           i: this.#instance,
           k: key,
           ok: false,
           b: began,
-          // A shutdown is this instance's alone: the waiters elsewhere take over the load.
-          ...(err instanceof GatewayError && err.code !== 'SERVICE_UNAVAILABLE' ? { e: shareable(err) } : {}),
+          ...(shared === undefined ? {} : { e: shared }),
         });
         throw err;
       }
@@ -313,14 +311,4 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
     if (set === undefined) return;
     for (const inbox of set) inbox.push(outcome);
   }
-}
-
-function shareable(err: GatewayError): NonNullable<Outcome['e']> {
-  return {
-    code: err.code,
-    message: err.message,
-    status: err.status,
-    ...(err.details === undefined ? {} : { details: err.details }),
-    ...(err.headers === undefined ? {} : { headers: err.headers }),
-  };
 }

@@ -31,7 +31,7 @@
  * never evicts it; it is one small hash per upstream.
  */
 import type { Redis } from 'ioredis';
-import type { GatewayError } from '../errors.js';
+import type { GatewayError } from '../../errors.js';
 import {
   type Budget,
   type BudgetConfig,
@@ -40,10 +40,10 @@ import {
   budgetExhaustedError,
   budgetSettings,
   checkBudgetSettings,
-} from '../upstream/budget/budget.js';
-import { TokenBucket } from '../upstream/budget/local.js';
-import { KEY_PREFIX } from './connection.js';
-import { LuaScript } from './lua-script.js';
+} from './budget.js';
+import { TokenBucket } from './local.js';
+import { KEY_PREFIX } from '../../redis/connection.js';
+import { LuaScript } from '../../redis/lua-script.js';
 
 /**
  * KEYS[1] the bucket: a hash {t: tokens (below zero when future tokens are reserved),

@@ -1,0 +1,18 @@
+/**
+ * What the cache did for one answer, as values: the outcome, the entry served, whether the
+ * answer was stored, and its staleness. Services return it; src/http turns it into
+ * `Cache-Status` and `Age` (and an error answered from a cache carries it too, so it sits
+ * below the error table).
+ */
+import type { CacheEntry } from './entry.js';
+import type { CacheOutcome, StaleServing } from './read-through.js';
+
+export interface CacheView {
+  readonly outcome: CacheOutcome;
+  readonly entry?: CacheEntry | undefined;
+  readonly stored: boolean;
+  readonly ttlMs: number | undefined;
+  readonly stale?: StaleServing | undefined;
+  /** For a stale answer: when the entry stopped being fresh (epoch ms). */
+  readonly staleSince?: number | undefined;
+}
