@@ -1,8 +1,8 @@
 /**
  * A cache entry and how its times are derived. An entry knows its own staleness: when it
  * stops being fresh (staleAt), when the store drops it (expiresAt), and the chain tip height
- * it was read at, so that a freshness policy can judge it against a request's requirements
- * (see policy.ts) on every store alike.
+ * it was read at, so that the one judge of freshness (judge.ts) can weigh it against a
+ * request's requirements on every store alike.
  *
  * A ttl ends freshness at staleAt; the entry is kept until expiresAt (CACHE_STALE_MAX_S later)
  * so that a stale answer may still be served (stale-while-revalidate / stale-if-error). An

@@ -7,7 +7,9 @@
  * moment it answers, and Cache-Status is derived from its verdict.
  *
  * - fresh: within its ttl and its block bound (or proven current by the event observer), and
- *   of the chain the upstreams report now;
+ *   of the chain the upstreams report now; and the tip it is current at: the tip believed now
+ *   when the proof holds there, else the height it was read at (tipOf). Answers tell that tip,
+ *   so no caller decides currency a second time;
  * - stale: no longer fresh since `since`; it may be answered at once under
  *   stale-while-revalidate, or when the refetch fails transiently under stale-if-error, each
  *   only inside its window counted from `since` (windows are capped to CACHE_STALE_MAX_S
@@ -34,6 +36,18 @@ export interface TipView {
   plausible?(height: number): boolean;
 }
 
+/**
+ * The event observer's proof of currency (docs/events.md), as the judge asks it: a port that
+ * src/service/currency-proof.ts implements for one read, so that the cache knows nothing of
+ * blocks, ledgers or dependency analysis.
+ */
+export interface ProofView {
+  /** Whether `entry`, read below `tipHeight`, is provably unchanged at `tipHeight`. */
+  holds(entry: CacheEntry, tipHeight: number): boolean;
+  /** Told each time the proof kept an entry fresh past its block bound (metrics). */
+  keptFresh?(): void;
+}
+
 /** What the reading request requires of an entry. */
 export interface Requirements {
   /** Most blocks the chain may have moved since the entry was read; undefined = no bound. */
@@ -44,12 +58,24 @@ export interface Requirements {
   readonly staleIfErrorMs?: number | undefined;
   /** The chain identity the upstreams report now; undefined while unknown. */
   readonly chain?: string | undefined;
-  /** The event observer's proof that an entry read blocks ago is unchanged at `tipHeight`. */
-  readonly currentByProof?: ((entry: CacheEntry, tipHeight: number) => boolean) | undefined;
+  /**
+   * The event observer's proof for this read: an entry read blocks ago that it proves
+   * unchanged at the tip is 0 blocks behind, and current at that tip. Absent: no proof applies
+   * (no observer of this network, a read pinned to a block).
+   */
+  readonly proof?: ProofView | undefined;
 }
 
 export type Verdict =
-  | { readonly use: 'fresh' }
+  | {
+      readonly use: 'fresh';
+      /**
+       * The tip height the entry is current at, when the proof carried it past the height it
+       * was read at (the tip believed now); absent: the height it was read at. Read it with
+       * tipOf().
+       */
+      readonly currentAt?: number | undefined;
+    }
   | {
       readonly use: 'stale';
       /** Epoch ms when the entry stopped being fresh. */
@@ -62,14 +88,76 @@ export type Verdict =
   | { readonly use: 'unusable'; readonly why: 'expired' | 'other-chain' };
 
 export const FRESH: Verdict = { use: 'fresh' };
+const EXPIRED: Verdict = { use: 'unusable', why: 'expired' };
+const OTHER_CHAIN: Verdict = { use: 'unusable', why: 'other-chain' };
 
 export function judge(entry: CacheEntry, req: Requirements, tip: TipView | undefined, now: number): Verdict {
-  if (entry.expiresAt !== null && entry.expiresAt <= now) return { use: 'unusable', why: 'expired' };
-  if (typeof entry.chain === 'string' && req.chain !== undefined && entry.chain !== req.chain) {
-    return { use: 'unusable', why: 'other-chain' };
+  const gone = unusable(entry, req, now);
+  if (gone !== undefined) return gone;
+  if (entry.staleAt !== null && entry.staleAt <= now) return stale(entry.staleAt, req, now);
+  const height = tip?.height;
+  const readAt = entry.tipHeight;
+  // A height an entry records that may not be believed counts as unknown: nothing is proven
+  // from it, and it fits no block bound.
+  const believed = readAt !== null && tip?.plausible?.(readAt) !== false;
+  // Asked even when the bound alone keeps the entry fresh: the proof also says which tip the
+  // entry is current at, and every answer tells that one.
+  const proven =
+    believed && height !== undefined && height > readAt && req.proof?.holds(entry, height) === true;
+  const maxBlocks = req.maxBlocks;
+  if (maxBlocks === undefined) return proven ? freshAt(height!) : FRESH;
+  // Read at an unknown (or unbelievable) height: it fits no block bound, and never did.
+  if (!believed) return stale(Math.min(now, entry.storedAt), req, now);
+  const brokeAt = readAt + maxBlocks + 1;
+  if (height !== undefined) {
+    if (height - readAt <= maxBlocks) return proven ? freshAt(height) : FRESH;
+    if (proven) {
+      req.proof!.keptFresh?.();
+      return freshAt(height);
+    }
+    return stale(Math.min(now, tip?.firstLearnedAt(brokeAt) ?? now), req, now);
   }
-  const since = staleSince(entry, req, tip, now);
-  if (since === undefined) return FRESH;
+  // The tip cannot be learned now: stale since the knowledge that last showed the entry fresh
+  // stopped counting, or since a tip past its bound was learned; with no knowledge at all,
+  // since it was stored. Never "since now": a window must not reopen while the tip is unknown.
+  const last = tip?.last;
+  if (last === undefined) return stale(Math.min(now, entry.storedAt), req, now);
+  if (last.height - readAt <= maxBlocks) return stale(Math.min(now, last.expiredAt), req, now);
+  return stale(Math.min(now, tip?.firstLearnedAt(brokeAt) ?? last.expiredAt), req, now);
+}
+
+/**
+ * Whether the verdict on `entry` for `req` at `now` depends on the chain's view: only a block
+ * bound or a proof asks for the tip, and an entry already gone, of another chain or stale by
+ * its ttl is judged without it. Lets a caller skip learning the tip (which may take a shared
+ * /v2/info) when the judge would not look at it.
+ */
+export function needsTip(entry: CacheEntry, req: Requirements, now: number): boolean {
+  if (req.maxBlocks === undefined && req.proof === undefined) return false;
+  return unusable(entry, req, now) === undefined && (entry.staleAt === null || entry.staleAt > now);
+}
+
+/**
+ * The tip height an answer of `entry` under `verdict` tells (X-Canonical-Stacks-Tip-Height):
+ * the tip a fresh verdict found it current at, else the height it was read at.
+ */
+export function tipOf(entry: CacheEntry, verdict: Verdict | undefined): number | undefined {
+  if (verdict !== undefined && verdict.use === 'fresh' && verdict.currentAt !== undefined) {
+    return verdict.currentAt;
+  }
+  return entry.tipHeight ?? undefined;
+}
+
+/** Gone (past its retention) or of another chain: as good as absent. */
+function unusable(entry: CacheEntry, req: Requirements, now: number): Verdict | undefined {
+  if (entry.expiresAt !== null && entry.expiresAt <= now) return EXPIRED;
+  if (typeof entry.chain === 'string' && req.chain !== undefined && entry.chain !== req.chain) {
+    return OTHER_CHAIN;
+  }
+  return undefined;
+}
+
+function stale(since: number, req: Requirements, now: number): Verdict {
   return {
     use: 'stale',
     since,
@@ -78,35 +166,15 @@ export function judge(entry: CacheEntry, req: Requirements, tip: TipView | undef
   };
 }
 
-/** When the entry stopped being fresh for this request; undefined while it is fresh. */
-function staleSince(
-  entry: CacheEntry,
-  req: Requirements,
-  tip: TipView | undefined,
-  now: number,
-): number | undefined {
-  if (entry.staleAt !== null && entry.staleAt <= now) return entry.staleAt;
-  const maxBlocks = req.maxBlocks;
-  if (maxBlocks === undefined) return undefined;
-  // Read at an unknown (or unbelievable) height: it fits no block bound, and never did.
-  if (entry.tipHeight === null || tip?.plausible?.(entry.tipHeight) === false) {
-    return Math.min(now, entry.storedAt);
-  }
-  const readAt = entry.tipHeight;
-  const brokeAt = readAt + maxBlocks + 1;
-  const height = tip?.height;
-  if (height !== undefined) {
-    if (height - readAt <= maxBlocks) return undefined;
-    if (req.currentByProof?.(entry, height) === true) return undefined;
-    return Math.min(now, tip?.firstLearnedAt(brokeAt) ?? now);
-  }
-  // The tip cannot be learned now: stale since the knowledge that last showed the entry fresh
-  // stopped counting, or since a tip past its bound was learned; with no knowledge at all,
-  // since it was stored. Never "since now": a window must not reopen while the tip is unknown.
-  const last = tip?.last;
-  if (last === undefined) return Math.min(now, entry.storedAt);
-  if (last.height - readAt <= maxBlocks) return Math.min(now, last.expiredAt);
-  return Math.min(now, tip?.firstLearnedAt(brokeAt) ?? last.expiredAt);
+/**
+ * "Fresh, current at `height`": the last one made is shared (verdicts are never changed), as
+ * every proven answer at one tip carries the same height, so a replayed hit of a proven entry
+ * allocates no verdict.
+ */
+let provenFresh: Verdict & { use: 'fresh' } = { use: 'fresh', currentAt: -1 };
+function freshAt(height: number): Verdict {
+  if (provenFresh.currentAt !== height) provenFresh = { use: 'fresh', currentAt: height };
+  return provenFresh;
 }
 
 /** Whether `now` is inside a window of windowMs that opened at `since`. */

@@ -1,8 +1,9 @@
 /**
  * The caching rules, kept apart from storage: read-through with per-request TTL, bust and
- * skip, freshness (policy.ts), and coalescing of identical concurrent misses into one load.
- * The store is any CacheStore; a store failure degrades to a miss (on read) or to not storing
- * (on write) and is reported, never thrown: a request that can still be answered is answered.
+ * skip, freshness (the one judge, judge.ts, asked for every entry it answers or may answer),
+ * and coalescing of identical concurrent misses into one load. The store is any CacheStore; a
+ * store failure degrades to a miss (on read) or to not storing (on write) and is reported,
+ * never thrown: a request that can still be answered is answered.
  *
  * It is also the one door to the cache for everybody else (listing, invalidation, stats), so
  * that no caller reaches around it to the store.
@@ -18,7 +19,7 @@
  */
 import type { CrossInstanceCoalescer } from './coalescer.js';
 import { type CacheEntry, CorruptEntryError, type EntryMeta } from './entry.js';
-import { judge, type Requirements, type TipView, type Verdict } from './judge.js';
+import { judge, needsTip, type ProofView, type Requirements, type TipView, type Verdict } from './judge.js';
 import type { CacheStore } from './store.js';
 
 /** What a request requires of a cached entry beyond its ttl: a block bound. */
@@ -75,11 +76,12 @@ export interface CachePolicy {
    */
   readonly tipView?: (() => TipView | Promise<TipView>) | undefined;
   /**
-   * Proof of currency from the event observer (docs/events.md): true when the entry, though
-   * read blocks ago, is provably unchanged at tip `tipHeight` (every block since arrived, none
-   * touched what it depends on). It then counts as 0 blocks behind for every block bound.
+   * Proof of currency from the event observer for this read (docs/events.md): an entry read
+   * blocks ago that it proves unchanged at the tip (every block since arrived, none touched
+   * what it depends on) counts as 0 blocks behind for every block bound, and is current at
+   * that tip (the verdict says so). The tip is then learned as for a block bound.
    */
-  readonly currentByProof?: ((entry: CacheEntry, tipHeight: number) => boolean) | undefined;
+  readonly proof?: ProofView | undefined;
   /** stale-while-revalidate window, ms (0 or undefined = off). */
   readonly staleWhileRevalidateMs?: number | undefined;
   /** stale-if-error window, ms (0 or undefined = off); needs isTransient. */
@@ -104,6 +106,11 @@ export interface CacheResult {
   readonly stale?: StaleServing | undefined;
   /** For a stale answer: epoch ms when the entry stopped being fresh. */
   readonly staleSince?: number | undefined;
+  /**
+   * For an answer from a stored entry: the judge's verdict it was answered under, which also
+   * says the tip the entry is current at (tipOf in judge.ts).
+   */
+  readonly verdict?: Verdict | undefined;
   /** For a load: what its entry records (the tip height it was read at), when the loader said. */
   readonly meta?: EntryMeta | undefined;
 }
@@ -242,7 +249,8 @@ export class ReadThroughCache {
    */
   async get(key: string, load: Loader, policy: CachePolicy = {}): Promise<CacheResult> {
     let stale: CacheEntry | undefined;
-    let staleSince = 0;
+    // Whether the judge allows the stale entry if the refetch fails (its stale-if-error window).
+    let ifError = false;
     if (policy.bust !== true) {
       const entry = await this.peek(key);
       if (entry !== undefined) {
@@ -250,24 +258,27 @@ export class ReadThroughCache {
         if (judged instanceof Promise) judged = await judged;
         if (judged.use === 'fresh') {
           this.onOutcome('hit', key);
-          return { value: entry.value, outcome: 'hit', entry };
+          return { value: entry.value, outcome: 'hit', entry, verdict: judged };
         }
         if (judged.use === 'stale') {
           stale = entry;
-          staleSince = judged.since;
-        }
-        if (judged.use === 'stale' && judged.whileRevalidate) {
-          this.#revalidate(key, load, policy);
-          this.onOutcome('hit', key);
-          this.staleHooks.onStale?.('while-revalidate', key);
-          return { value: entry.value, outcome: 'hit', entry, stale: 'while-revalidate', staleSince };
+          ifError = judged.ifError;
+          if (judged.whileRevalidate) {
+            this.#revalidate(key, load, policy);
+            this.onOutcome('hit', key);
+            this.staleHooks.onStale?.('while-revalidate', key);
+            return {
+              value: entry.value,
+              outcome: 'hit',
+              entry,
+              stale: 'while-revalidate',
+              staleSince: judged.since,
+              verdict: judged,
+            };
+          }
         }
       }
     }
-    const ifError =
-      stale !== undefined &&
-      policy.isTransient !== undefined &&
-      within(policy.staleIfErrorMs, staleSince, this.now());
     try {
       const result = await this.#load(key, load, policy, { staleAtHand: ifError });
       if (stale === undefined) return result;
@@ -281,13 +292,19 @@ export class ReadThroughCache {
       if (again instanceof Promise) again = await again;
       if (again.use === 'fresh') {
         this.onOutcome('hit', key);
-        return { value: stale.value, outcome: 'hit', entry: stale };
+        return { value: stale.value, outcome: 'hit', entry: stale, verdict: again };
       }
       if (again.use !== 'stale' || !again.ifError) throw err;
-      staleSince = again.since;
       this.onOutcome('hit', key);
       this.staleHooks.onStale?.('if-error', key);
-      return { value: stale.value, outcome: 'hit', entry: stale, stale: 'if-error', staleSince };
+      return {
+        value: stale.value,
+        outcome: 'hit',
+        entry: stale,
+        stale: 'if-error',
+        staleSince: again.since,
+        verdict: again,
+      };
     }
   }
 
@@ -410,32 +427,30 @@ export class ReadThroughCache {
 
   /**
    * The judge's verdict on an entry for this request, now (src/cache/judge.ts): the request's
-   * requirements from its policy, the chain's view when a block bound needs it (learning the
-   * tip may take a shared /v2/info, hence the promise), the chain identity from the key.
+   * requirements from its policy, the chain's view when the judge would look at it (learning
+   * the tip may take a shared /v2/info, hence the promise), the chain identity from the key.
    */
   #judge(key: string, entry: CacheEntry, policy: CachePolicy): Verdict | Promise<Verdict> {
-    const maxBlocks = policy.freshness?.maxBlocks;
     const chain = this.chain?.current(key);
+    // stale-if-error needs a way to tell a transient failure: without one, no window.
     const req: Requirements = {
-      maxBlocks,
+      maxBlocks: policy.freshness?.maxBlocks,
       staleWhileRevalidateMs: policy.staleWhileRevalidateMs,
       staleIfErrorMs: policy.isTransient === undefined ? undefined : policy.staleIfErrorMs,
       chain,
-      currentByProof: policy.currentByProof,
+      proof: policy.proof,
     };
     const verdict = (tip: TipView | undefined): Verdict => {
       const v = judge(entry, req, tip, this.now());
       if (v.use === 'unusable' && v.why === 'other-chain') this.chain?.onOtherChain?.(key, entry);
       return v;
     };
-    if (maxBlocks === undefined || (entry.staleAt !== null && entry.staleAt <= this.now())) {
-      return verdict(undefined);
-    }
+    if (!needsTip(entry, req, this.now())) return verdict(undefined);
     const view = this.#tipView(policy);
     return view instanceof Promise ? view.then(verdict) : verdict(view);
   }
 
-  /** The chain's view for a block bound: the policy's port, else one built from its tip height. */
+  /** The chain's view for the judge: the policy's port, else one built from its tip height. */
   #tipView(policy: CachePolicy): TipView | Promise<TipView> {
     if (policy.tipView !== undefined) return policy.tipView();
     const learnedAt = policy.tipLearnedAt ?? (() => undefined);
@@ -445,20 +460,22 @@ export class ReadThroughCache {
   }
 
   /**
-   * Whether get(key) with this policy would still serve this very entry object, judged
-   * synchronously from the store's memory tier (false when unsure). Anything that changes the
-   * key (a write, a bust, a failed write, an invalidation, another instance's change evicting
-   * the hot copy) replaces or drops the object, so answers derived from it stop at once.
+   * The judge's fresh verdict when get(key) with this policy would still serve this very entry
+   * object as a plain hit, judged synchronously from the store's memory tier; undefined when it
+   * would not, or when unsure. Anything that changes the key (a write, a bust, a failed write,
+   * an invalidation, another instance's change evicting the hot copy) replaces or drops the
+   * object, so answers derived from it stop at once. The verdict says the tip the entry is
+   * current at now (tipOf), for a replay to tell.
    */
-  stillServes(key: string, entry: CacheEntry, policy: CachePolicy = {}): boolean {
-    if (this.store.peekHot?.(key) !== entry) return false;
+  stillServes(key: string, entry: CacheEntry, policy: CachePolicy = {}): Verdict | undefined {
+    if (this.store.peekHot?.(key) !== entry) return undefined;
     const judged = this.#judge(key, entry, policy);
     if (judged instanceof Promise) {
       // The tip is only known asynchronously here (shared tips): let the full path judge it.
       judged.catch(() => {});
-      return false;
+      return undefined;
     }
-    return judged.use === 'fresh';
+    return judged.use === 'fresh' ? judged : undefined;
   }
 
   /** Count a hit answered from an earlier rendering of an entry (see stillServes). */
@@ -532,9 +549,4 @@ export class ReadThroughCache {
 /** A loader's answer as value and meta. */
 function loaded(got: string | LoadedValue): LoadedValue {
   return typeof got === 'string' ? { value: got } : got;
-}
-
-/** Whether `now` is inside a window of windowMs that opened at `since`. */
-function within(windowMs: number | undefined, since: number, now: number): boolean {
-  return windowMs !== undefined && windowMs > 0 && now - since <= windowMs;
 }

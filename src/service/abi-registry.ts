@@ -2,6 +2,11 @@
  * Contract ABIs: fetched upstream once, cached indefinitely (contract code never changes
  * after deployment), parsed once per process. The read-only path validates against these,
  * so a known contract costs no ABI request.
+ *
+ * The parsed copy is only ever used with the very JSON text it was parsed from: whatever the
+ * cache answers (a hit, a refetch after the judge refused the stored entry, another
+ * instance's write) is what the memo is checked against, so an old parse never comes back
+ * with a new document.
  */
 import { LRUCache } from 'lru-cache';
 import { okJson } from '../api/envelope.js';
@@ -54,11 +59,12 @@ const COUNT_MEMO_MS = 5_000;
 
 export class AbiRegistry {
   /**
-   * Parsed ABIs by cache key, bounded by an estimate of their heap size (see
+   * Parsed ABIs by cache key, each with the JSON text it was parsed from (used only while the
+   * cache answers that very text), bounded by an estimate of their heap size (see
    * parsedAbiBytes): a count bound alone lets a few hundred large ABIs exhaust the heap. An
    * ABI larger than the whole budget is not memoized (parsed on each use).
    */
-  readonly #parsed: LRUCache<string, ContractAbi>;
+  readonly #parsed: LRUCache<string, ParsedAbi>;
   /** Contracts the upstream said do not exist, remembered for CACHE_NEGATIVE_TTL_S. */
   readonly #unknown: UnknownContracts;
   /** The last count of cached ABIs (see #countAbis). */
@@ -72,7 +78,7 @@ export class AbiRegistry {
   ) {
     this.#unknown = new UnknownContracts(cache, negativeTtlMs);
     // The size is computed from the JSON text, which is at hand when the entry is set.
-    this.#parsed = new LRUCache<string, ContractAbi>({ max: 2000, maxSize: memoMaxBytes });
+    this.#parsed = new LRUCache<string, ParsedAbi>({ max: 2000, maxSize: memoMaxBytes });
   }
 
   /** Estimated heap bytes held by the parsed-ABI memo (never above its limit). */
@@ -133,8 +139,7 @@ export class AbiRegistry {
     const bust = opts.bust === true;
     const load = (): Promise<string> => this.#fetch(ref, bust, ctx);
     let found = await this.cache.get(key, load, { bust });
-    if (bust) this.#parsed.delete(key);
-    const memo = this.#parsed.get(key);
+    const memo = this.#memo(key, found.value);
     if (memo !== undefined) return result(found, memo);
     let abi = parseAbi(found.value);
     if (abi === undefined && found.outcome === 'hit') {
@@ -151,7 +156,7 @@ export class AbiRegistry {
         { status: 502 },
       );
     }
-    this.#parsed.set(key, abi, { size: parsedAbiBytes(key, found.value) });
+    this.#parsed.set(key, { json: found.value, abi }, { size: parsedAbiBytes(key, found.value) });
     return result(found, abi);
   }
 
@@ -161,10 +166,21 @@ export class AbiRegistry {
    */
   async cached(ref: ContractRef): Promise<ContractAbi | undefined> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
-    const memo = this.#parsed.get(key);
-    if (memo !== undefined) return memo;
+    // The judge says whether the stored ABI may still be used; the memo only saves its parse.
     const entry = await this.cache.fresh(key);
-    return entry === undefined ? undefined : parseAbi(entry.value);
+    if (entry === undefined) return undefined;
+    return this.#memo(key, entry.value) ?? parseAbi(entry.value);
+  }
+
+  /**
+   * The memoized parse of `json` under `key`, or undefined when the memo holds none or one of
+   * another text: the stored ABI was replaced since (a refetch after the judge refused the old
+   * entry, a bust, another instance's write). Comparing is cheap: a hit from the hot tier is
+   * the very string the memo holds, and any other text is compared far faster than parsed.
+   */
+  #memo(key: string, json: string): ContractAbi | undefined {
+    const memo = this.#parsed.get(key);
+    return memo !== undefined && memo.json === json ? memo.abi : undefined;
   }
 
   /**
@@ -256,17 +272,30 @@ export class AbiRegistry {
 
 export const DEFAULT_ABI_MEMO_MAX_BYTES = 16 * 1024 * 1024;
 
+/** A parsed ABI and the JSON text it was parsed from. */
+interface ParsedAbi {
+  readonly json: string;
+  readonly abi: ContractAbi;
+}
+
 /**
  * Estimated heap size of a parsed ABI from its JSON text. Measured on Node 20 (V8): the
  * object graph JSON.parse builds from an ABI takes about PARSED_BYTES_PER_JSON_CHAR bytes
  * per character of its JSON (property names are shared, but every object, array and small
- * string has its own header); rounded up so the bound errs on the safe side.
+ * string has its own header); rounded up so the bound errs on the safe side. The memo also
+ * keeps the JSON text itself (one byte per character: an ABI's JSON is ASCII), usually the
+ * string the store's entry holds, but alone once the store has let that entry go.
  */
 const PARSED_BYTES_PER_JSON_CHAR = 3;
+const JSON_BYTES_PER_CHAR = 1;
 const MEMO_ENTRY_OVERHEAD_BYTES = 256;
 
 export function parsedAbiBytes(key: string, json: string): number {
-  return json.length * PARSED_BYTES_PER_JSON_CHAR + key.length * 2 + MEMO_ENTRY_OVERHEAD_BYTES;
+  return (
+    json.length * (PARSED_BYTES_PER_JSON_CHAR + JSON_BYTES_PER_CHAR) +
+    key.length * 2 +
+    MEMO_ENTRY_OVERHEAD_BYTES
+  );
 }
 
 function result(found: CacheResult, abi: ContractAbi): AbiResult {

@@ -1,8 +1,13 @@
 /**
  * The event observer's proof that a cached latest-state answer is still current
- * (docs/events.md), as every service that answers from the cache asks it: the read-only
- * service (its endpoint, call-read, batch items) and the node routes alike.
+ * (docs/events.md): the one proof policy of every service that answers from the cache, the
+ * read-only service (its endpoint, call-read, batch items) and the node routes alike. A
+ * service asks forRead() for the proof of one read and hands it to the judge
+ * (src/cache/judge.ts ProofView), which alone decides with it: whether the entry is fresh
+ * past its block bound, and which tip it is current at.
  *
+ * - Which reads it applies to: latest-state reads of the observer's network; never a read
+ *   pinned to a block (its answer never changes anyway).
  * - What an answer depends on: a function's reach comes from the dependency analysis, started
  *   once per function in the background (known by the next block; until then the plain block
  *   rule applies); a data var, map entry or constant depends on its own contract. Anything of
@@ -10,10 +15,12 @@
  * - Only an entry whose height its own node reported (CacheEntry.tipReported) can be proven:
  *   a height the gateway filled in from its own tip knowledge may be ahead of the state the
  *   node actually read.
- * - The tip an answer tells: the tip it is proven current at, else the height it was read at
- *   (X-Canonical-Stacks-Tip-Height on every path, a replayed hit included).
+ * - The tip an answer tells is the judge's verdict: the tip the entry is proven current at,
+ *   else the height it was read at (X-Canonical-Stacks-Tip-Height on every path, a replayed
+ *   hit included).
  */
 import type { CacheEntry } from '../cache/entry.js';
+import type { ProofView } from '../cache/judge.js';
 import type { EntryDependencies, EntryRead } from '../chain/block-ledger.js';
 import { isBootContract } from '../clarity/analysis/index.js';
 import type { Network } from '../network.js';
@@ -120,37 +127,41 @@ export class CurrencyProof {
   }
 
   /**
-   * Whether `entry`, read blocks before `tipHeight`, is proven current there (the judge's
-   * currentByProof). Counted in the metrics when it is.
+   * The proof for the answers of one read (the judge's Requirements.proof), or undefined when
+   * none applies: a read of another network than the observer's, or one pinned to a block.
+   * With `functionName`, an answer depends on what that function reaches; without, on its
+   * contract alone. Asked at once, so that a first answer starts the analysis of what it
+   * depends on and it is known by the next block.
+   *
+   * The judge asks it at every answer of the read (its replays included): its answer for one
+   * entry holds while the tip and the ledger stay where they were, so it is worked out again
+   * only when either moved.
    */
-  current(entry: CacheEntry, deps: EntryDependencies | undefined, tipHeight: number): boolean {
-    const ok = this.#holds(entry, deps, tipHeight);
-    if (ok) this.#port.onKeptCurrent?.();
-    return ok;
-  }
-
-  /**
-   * The tip height answers of `entry` tell, asked at every answer (a replayed hit included):
-   * the present tip while the entry is proven current there, else the height it was read at.
-   * The proof is asked again only when the tip or the ledger moved.
-   */
-  teller(
-    entry: CacheEntry,
-    deps: () => EntryDependencies | undefined,
-  ): (tipNow: number | undefined) => number | undefined {
-    const own = entry.tipHeight ?? undefined;
-    let lastTip: number | undefined;
+  forRead(
+    network: Network,
+    pinned: boolean,
+    contractId: string,
+    functionName?: string,
+  ): ProofView | undefined {
+    if (network !== this.network || pinned) return undefined;
+    this.dependencies(contractId, functionName);
+    const port = this.#port;
+    let lastEntry: CacheEntry | undefined;
+    let lastTip = -1;
     let lastGeneration = -1;
-    let told = own;
-    return (tipNow) => {
-      if (own === undefined || tipNow === undefined || tipNow <= own) return own;
-      const generation = this.#port.generation();
-      if (tipNow !== lastTip || generation !== lastGeneration) {
-        lastTip = tipNow;
-        lastGeneration = generation;
-        told = this.#holds(entry, deps(), tipNow) ? tipNow : own;
-      }
-      return told;
+    let held = false;
+    return {
+      holds: (entry, tipHeight) => {
+        const generation = port.generation();
+        if (entry !== lastEntry || tipHeight !== lastTip || generation !== lastGeneration) {
+          lastEntry = entry;
+          lastTip = tipHeight;
+          lastGeneration = generation;
+          held = this.#holds(entry, this.dependencies(contractId, functionName), tipHeight);
+        }
+        return held;
+      },
+      keptFresh: () => port.onKeptCurrent?.(),
     };
   }
 

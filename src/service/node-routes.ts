@@ -11,11 +11,10 @@
  * also remembered apart, for CACHE_NEGATIVE_TTL_S, as ABI lookups' are: a contract never loses
  * a variable, so only its deploy can end it, and a deploy the observer sees forgets it at once.
  */
-import type { CacheEntry } from '../cache/entry.js';
+import { type ProofView, tipOf } from '../cache/judge.js';
 import { nodeKey, unknownNodeKey, unknownNodePrefix } from '../cache/keys.js';
 import type { CachePolicy, CacheResult, ReadThroughCache } from '../cache/read-through.js';
 import { parseTipQuery } from '../chain/block-id.js';
-import type { EntryDependencies } from '../chain/block-ledger.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { isValidClarityName, isValidContractName } from '../clarity/index.js';
 import { networkOfAddress, parseContractAddress, principalProblem } from '../clarity/principal.js';
@@ -43,7 +42,10 @@ export interface NodeRouteRequest {
 /** The node's answer and what the cache did; `cache` is absent for routes that are never cached. */
 export interface NodeRouteAnswer extends ForwardedAnswer {
   readonly cache?: CacheView | undefined;
-  /** The chain tip the answer was read at (latest-state routes). */
+  /**
+   * The chain tip the answer is current at (latest-state routes): the judge's verdict for a
+   * stored answer (the tip the observer's proof carried it to, else the one it was read at).
+   */
   readonly tipHeight?: number | undefined;
 }
 
@@ -122,8 +124,8 @@ export class NodeRouteService {
 
     // A refetch after a damaged entry reads no entry at all: the store may not have let it go.
     const contractId = `${req.params['address'] ?? ''}.${req.params['contract'] ?? ''}`;
-    const deps = this.#dependencies(endpoint, network, pinned, contractId, req.params['function']);
-    const base = this.#policy(endpoint, network, pinned, deps);
+    const proof = this.#proofOf(endpoint, network, pinned, contractId, req.params['function']);
+    const base = this.#policy(endpoint, network, pinned, proof);
     const policy = refetch ? { ...base, bust: true } : base;
     const negative = this.#negative(endpoint, network, pinned, contractId, key);
     const load = async (lc: { staleAtHand: boolean }) => {
@@ -162,7 +164,10 @@ export class NodeRouteService {
       await this.cache.invalidate(key).catch(() => undefined);
       return this.answer(req, rc, true);
     }
-    const tipHeight = this.#tipOf(result, network, deps);
+    const tipHeight =
+      result.entry === undefined
+        ? (result.meta?.tipHeight ?? undefined)
+        : tipOf(result.entry, result.verdict);
     return {
       ...stored,
       cache: {
@@ -201,41 +206,20 @@ export class NodeRouteService {
   }
 
   /**
-   * What a latest-state answer of this route depends on, for the observer's proof: its
-   * contract, or the reach of its function (the analysis starts when unknown); undefined when
-   * no proof applies.
+   * The observer's proof for a latest-state answer of this route (CurrencyProof.forRead: none
+   * for another network or a pinned read): a route proven by its contract depends on that
+   * contract, one proven by its function on what the function reaches.
    */
-  #dependencies(
+  #proofOf(
     endpoint: NodeEndpoint,
     network: Network,
     pinned: boolean,
     contractId: string,
     functionName: string | undefined,
-  ): (() => EntryDependencies | undefined) | undefined {
-    const proof = this.#proof;
-    if (proof === undefined || proof.network !== network || pinned || endpoint.provenBy === undefined)
-      return undefined;
-    if (endpoint.provenBy === 'contract') {
-      const own = proof.dependencies(contractId);
-      return () => own;
-    }
-    // Asked now, so that a first answer starts the analysis and it is known by the next block.
-    const name = functionName ?? '';
-    proof.dependencies(contractId, name);
-    return () => proof.dependencies(contractId, name);
-  }
-
-  /** The tip an answer tells: the one a kept-current entry is current at, else the one it was read at. */
-  #tipOf(
-    result: CacheResult,
-    network: Network,
-    deps: (() => EntryDependencies | undefined) | undefined,
-  ): number | undefined {
-    const entry = result.entry;
-    if (entry === undefined) return result.meta?.tipHeight ?? undefined;
-    if (deps === undefined || result.stale !== undefined || this.#proof === undefined)
-      return entry.tipHeight ?? undefined;
-    return this.#proof.teller(entry, deps)(this.settings.chain.known(network)?.height);
+  ): ProofView | undefined {
+    if (endpoint.provenBy === undefined) return undefined;
+    const fn = endpoint.provenBy === 'function' ? (functionName ?? '') : undefined;
+    return this.#proof?.forRead(network, pinned, contractId, fn);
   }
 
   /** One upstream request for identical never-cached reads in flight at once. */
@@ -252,7 +236,7 @@ export class NodeRouteService {
     endpoint: NodeEndpoint,
     network: Network,
     pinned: boolean,
-    deps: (() => EntryDependencies | undefined) | undefined,
+    proof: ProofView | undefined,
   ): CachePolicy {
     const s = this.settings;
     const windows = staleWindows(s);
@@ -260,14 +244,11 @@ export class NodeRouteService {
     if (endpoint.cache === 'immutable' || pinned) return windows;
     if (endpoint.cache === 'timed') return { ...windows, ttlMs: s.timedMs };
     const maxBlocks = endpoint.cache === 'account' ? 0 : s.maxBlocks;
-    const proof = this.#proof;
     return {
       ...windows,
       freshness: { maxBlocks },
       tipView: () => s.chain.view(network),
-      ...(deps === undefined || proof === undefined
-        ? {}
-        : { currentByProof: (entry: CacheEntry, tip: number) => proof.current(entry, deps(), tip) }),
+      ...(proof === undefined ? {} : { proof }),
     };
   }
 

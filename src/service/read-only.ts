@@ -12,7 +12,7 @@
  * rendered answers by stored entry (rendered-bodies.ts). A hit re-parses, re-hashes,
  * re-renders and re-stringifies nothing.
  */
-import type { CacheEntry } from '../cache/entry.js';
+import { type ProofView, type TipView, tipOf } from '../cache/judge.js';
 import type { CachePolicy, LoadContext, LoadedValue, ReadThroughCache } from '../cache/read-through.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
@@ -70,7 +70,11 @@ const NODE_SHAPE = 4;
 export interface ReadOnlyLookup extends CacheView {
   /** The node's raw result (0x hex), from the cache or fresh. */
   readonly value: string;
-  /** The chain tip height the value was read at, when known. */
+  /**
+   * The chain tip height the value is current at, when known: for an answer from a stored
+   * entry, as the judge's verdict says (the tip the observer's proof carried it to, else the
+   * height it was read at); for a load, the height it was read at.
+   */
   readonly tipHeight: number | undefined;
   /** How an answer rendered from this hit may be replayed (src/service/replay.ts); absent = never. */
   readonly reuse?: LaneReuse | undefined;
@@ -262,12 +266,12 @@ export class ReadOnlyService {
     this.#proof = proof;
   }
 
-  /** The observer's proof when it follows this call's network and the call reads the latest state. */
-  #proofFor(call: PreparedCall): CurrencyProof | undefined {
-    const proof = this.#proof;
-    return proof !== undefined && proof.network === call.ref.network && call.tip === undefined
-      ? proof
-      : undefined;
+  /**
+   * The observer's proof for this call's answers (CurrencyProof.forRead: none for another
+   * network or a pinned read): a call depends on what its function reaches.
+   */
+  #proofFor(call: PreparedCall): ProofView | undefined {
+    return this.#proof?.forRead(call.ref.network, call.tip !== undefined, call.ref.id, call.functionName);
   }
 
   /** The cache key a request maps to (admin invalidation of one entry). */
@@ -281,33 +285,19 @@ export class ReadOnlyService {
     const skip = cc.skipCache === true;
     const policy: CachePolicy = { ttlMs, bust: cc.bustCache === true, skip, ...this.#chainPolicy(call, cc) };
     const result = await this.cache.get(call.key, (lc) => this.#load(call, lc, rc), policy);
-    const { value, outcome, entry, stored, stale, staleSince } = result;
-    let tipHeight =
+    const { value, outcome, entry, stored, stale, staleSince, verdict } = result;
+    // An answer from a stored entry tells the tip the judge found it current at (a proven
+    // entry: the tip now, on every answer of it); a load, the height it was read at.
+    const tipHeight =
       entry !== undefined
-        ? (entry.tipHeight ?? undefined)
+        ? tipOf(entry, verdict)
         : (result.meta?.tipHeight ?? this.#heightNow(call) ?? undefined);
-    const proof = this.#proofFor(call);
-    // An entry kept current by the observer's proof tells the tip it is current at, on every
-    // answer of it (replays included); a fresh result starts the analysis of what it depends
-    // on, so that it is known by the next block.
-    const deps = () => proof?.dependencies(call.ref.id, call.functionName);
-    const teller =
-      proof !== undefined && entry !== undefined && stale === undefined
-        ? proof.teller(entry, deps)
-        : undefined;
-    if (proof !== undefined && entry === undefined) deps();
-    if (teller !== undefined) tipHeight = teller(this.#heightNow(call));
     // A fresh hit may be replayed for an identical request while the cache would still serve
-    // its entry under this very policy (block bound included); stale answers never are.
+    // its entry under this very policy (block bound and proof included); stale answers never
+    // are. Under a proof, each replay tells the tip of its own verdict.
     const reuse =
       outcome === 'hit' && entry !== undefined && stale === undefined && replayable(req)
-        ? hitReuse(
-            this.cache,
-            call.key,
-            entry,
-            policy,
-            teller === undefined ? undefined : () => teller(this.#heightNow(call)),
-          )
+        ? hitReuse(this.cache, call.key, entry, policy, policy.proof === undefined ? undefined : verdict)
         : undefined;
     return { value, outcome, entry, stored: stored === true, ttlMs, stale, staleSince, tipHeight, reuse };
   }
@@ -315,7 +305,8 @@ export class ReadOnlyService {
   /**
    * The chain-aware part of a request's cache policy: its block bound (cacheControl.maxBlocks,
    * else CACHE_MAX_BLOCKS; none for a pinned read, whose result never changes), its stale
-   * windows (capped to CACHE_STALE_MAX_S) and the retention of stale entries.
+   * windows (capped to CACHE_STALE_MAX_S), the retention of stale entries, and the observer's
+   * proof with the chain's view the judge weighs it against.
    */
   #chainPolicy(call: PreparedCall, cc: NonNullable<ReadOnlyRequest['cacheControl']>): Partial<CachePolicy> {
     for (const field of WINDOW_FIELDS) {
@@ -331,27 +322,28 @@ export class ReadOnlyService {
     if (f === undefined) return {};
     const own =
       cc.maxBlocks !== undefined || cc.staleWhileRevalidate !== undefined || cc.staleIfError !== undefined;
-    // The common request (nothing of its own, no deployment block bound): the same policy
+    const maxBlocks = call.tip === undefined ? (cc.maxBlocks ?? f.maxBlocks) : undefined;
+    const proof = this.#proofFor(call);
+    // The common request (nothing of its own, no block bound, no proof): the same policy
     // every time, built once, so that the plain hit path allocates nothing more for it.
-    if (!own && (call.tip !== undefined || f.maxBlocks === undefined)) {
+    if (!own && maxBlocks === undefined && proof === undefined) {
       this.#defaultWindows ??= this.#windows(f, cc);
       return this.#defaultWindows;
     }
     const windows = this.#windows(f, cc);
-    const maxBlocks = call.tip === undefined ? (cc.maxBlocks ?? f.maxBlocks) : undefined;
-    if (maxBlocks === undefined) return windows;
+    if (maxBlocks === undefined && proof === undefined) return windows;
     const network = call.ref.network;
     const chain = f.chain;
+    if (maxBlocks === undefined) {
+      // A proof without a bound only says which tip the entry is current at: the tip known
+      // now, however old, is enough for that, and no hit waits for a /v2/info to learn it.
+      return { ...windows, proof, tipView: () => knownTip(chain.known(network)?.height) };
+    }
     return {
       ...windows,
       freshness: { maxBlocks },
       tipView: () => chain.view(network),
-      ...(this.#proofFor(call) === undefined
-        ? {}
-        : {
-            currentByProof: (entry: CacheEntry, tip: number) =>
-              this.#proof!.current(entry, this.#proof!.dependencies(call.ref.id, call.functionName), tip),
-          }),
+      ...(proof === undefined ? {} : { proof }),
     };
   }
 
@@ -429,6 +421,15 @@ export class ReadOnlyService {
     }
     return tipHeight === undefined ? { result } : { result, tipHeight };
   }
+}
+
+/** A view of the chain that only knows a tip height (no block bound to place in time). */
+function knownTip(height: number | undefined): TipView {
+  return { height, firstLearnedAt: unknownMoment };
+}
+
+function unknownMoment(): undefined {
+  return undefined;
 }
 
 /** The same error, said to come from this cache answer (a memoized error is shared: never mutate it). */

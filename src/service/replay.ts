@@ -4,6 +4,7 @@
  * valid while the cache would still serve the very entry it was rendered from.
  */
 import type { CacheEntry } from '../cache/entry.js';
+import { tipOf, type Verdict } from '../cache/judge.js';
 import type { CachePolicy, ReadThroughCache } from '../cache/read-through.js';
 import type { LaneReuse } from './answer.js';
 import { hitHeaderPairs } from './cache-status.js';
@@ -45,20 +46,25 @@ export function replayable(req: object): boolean {
 /**
  * Replay of a hit on `entry` under cache key `key`: valid while the cache would still serve
  * that entry to the same request, judged with the same `policy` the request's lookup used (its
- * freshness requirement, e.g. a block bound, is re-judged at every answer). `tipHeight`, when
- * given, is the tip each replay tells (an entry the event observer keeps current tells the
- * present tip, not the one of its first answer).
+ * freshness requirement, e.g. a block bound, is re-judged at every answer). `verdict`, when
+ * given (the verdict of the answer replayed), says the tip may move with the chain (the event
+ * observer's proof is in the policy): each replay then tells the tip of the verdict that let it
+ * through, not the one of its first answer.
  */
 export function hitReuse(
   cache: ReadThroughCache,
   key: string,
   entry: CacheEntry,
   policy: CachePolicy = {},
-  tipHeight?: () => number | undefined,
+  verdict?: Verdict,
 ): LaneReuse {
+  let judged = verdict;
   return {
-    valid: () => cache.stillServes(key, entry, policy),
-    headers: hitHeaderPairs(entry, tipHeight),
+    valid: () => {
+      judged = cache.stillServes(key, entry, policy);
+      return judged !== undefined;
+    },
+    headers: hitHeaderPairs(entry, verdict === undefined ? undefined : () => tipOf(entry, judged)),
     served: () => cache.countHit(key),
   };
 }

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type CacheEntry, newEntry } from '../../../src/cache/entry.js';
-import { judge, type TipView } from '../../../src/cache/judge.js';
+import { judge, needsTip, type ProofView, type TipView, tipOf } from '../../../src/cache/judge.js';
 
 const tipAt = (height: number | undefined, learned: Record<number, number> = {}): TipView => ({
   height,
@@ -19,6 +19,22 @@ const tipAt = (height: number | undefined, learned: Record<number, number> = {})
     return found === undefined ? undefined : learned[found];
   },
 });
+
+/** A proof whose answer the test sets, recording each tip it is asked at and each entry it kept fresh. */
+const proofOf = (holds: boolean) => {
+  const proof = {
+    asked: [] as number[],
+    kept: 0,
+    holds: (_entry: CacheEntry, tipHeight: number) => {
+      proof.asked.push(tipHeight);
+      return holds;
+    },
+    keptFresh: () => {
+      proof.kept++;
+    },
+  };
+  return proof satisfies ProofView;
+};
 
 describe('judge', () => {
   it('fresh within the ttl, stale after it, unusable once gone', () => {
@@ -51,11 +67,15 @@ describe('judge', () => {
     });
   });
 
-  it('proof of currency keeps an entry read blocks ago fresh', () => {
+  it('proof of currency keeps an entry read blocks ago fresh, current at the tip it is proven at', () => {
     const at10 = newEntry('v', 0, undefined, { tipHeight: 10 });
-    expect(judge(at10, { maxBlocks: 0, currentByProof: () => true }, tipAt(15), 50)).toEqual({
-      use: 'fresh',
-    });
+    const proof = proofOf(true);
+    const verdict = judge(at10, { maxBlocks: 0, proof }, tipAt(15), 50);
+    expect(verdict).toEqual({ use: 'fresh', currentAt: 15 });
+    expect(tipOf(at10, verdict)).toBe(15);
+    expect(proof.asked).toEqual([15]);
+    // It kept the entry fresh past its bound: counted.
+    expect(proof.kept).toBe(1);
   });
 
   it('with the tip unknown, stale since the last knowledge that showed it fresh stopped counting', () => {
@@ -88,6 +108,107 @@ describe('judge', () => {
     // While the chain is unknown, or for an entry written before it was, nothing is refused.
     expect(judge(entry, {}, undefined, 1)).toEqual({ use: 'fresh' });
     expect(judge(newEntry('v', 0), { chain: 'b' }, undefined, 1)).toEqual({ use: 'fresh' });
+  });
+});
+
+describe('the tip a verdict says an entry is current at', () => {
+  const at10 = newEntry('v', 0, undefined, { tipHeight: 10, tipReported: true });
+
+  it('within its bound and proven: fresh as the bound alone says, current at the tip, not counted', () => {
+    const proof = proofOf(true);
+    const verdict = judge(at10, { maxBlocks: 3, proof }, tipAt(12), 50);
+    expect(verdict).toEqual({ use: 'fresh', currentAt: 12 });
+    expect(tipOf(at10, verdict)).toBe(12);
+    // The bound kept it fresh, not the proof.
+    expect(proof.kept).toBe(0);
+  });
+
+  it('without a bound, a proof still says which tip the entry is current at', () => {
+    const verdict = judge(at10, { proof: proofOf(true) }, tipAt(20), 50);
+    expect(verdict).toEqual({ use: 'fresh', currentAt: 20 });
+    expect(tipOf(at10, judge(at10, { proof: proofOf(false) }, tipAt(20), 50))).toBe(10);
+  });
+
+  it('not proven: the height it was read at, and past its bound it is stale', () => {
+    const proof = proofOf(false);
+    const within = judge(at10, { maxBlocks: 3, proof }, tipAt(12), 50);
+    expect(within).toEqual({ use: 'fresh' });
+    expect(tipOf(at10, within)).toBe(10);
+    const past = judge(at10, { maxBlocks: 0, proof }, tipAt(12, { 11: 30 }), 50);
+    expect(past).toMatchObject({ use: 'stale', since: 30 });
+    expect(tipOf(at10, past)).toBe(10);
+    expect(proof.kept).toBe(0);
+  });
+
+  it('the proof is never asked when it could say nothing', () => {
+    const proof = proofOf(true);
+    // At or below the height it was read at: nothing to carry it to.
+    expect(judge(at10, { maxBlocks: 0, proof }, tipAt(10), 50)).toEqual({ use: 'fresh' });
+    expect(judge(at10, { maxBlocks: 0, proof }, tipAt(9), 50)).toEqual({ use: 'fresh' });
+    // The tip unknown: stale, proven at no tip.
+    expect(judge(at10, { maxBlocks: 0, proof }, tipAt(undefined), 50).use).toBe('stale');
+    // Stale by its ttl, gone, or of another chain: the tip changes nothing.
+    const timed = newEntry('v', 0, 100, { tipHeight: 10, tipReported: true, keepStaleMs: 100 });
+    expect(judge(timed, { maxBlocks: 0, proof }, tipAt(12), 150).use).toBe('stale');
+    expect(judge(timed, { maxBlocks: 0, proof }, tipAt(12), 250).use).toBe('unusable');
+    expect(judge({ ...at10, chain: 'a' }, { chain: 'b', proof }, tipAt(12), 50).use).toBe('unusable');
+    // A height the reader may not believe fits no bound and is proven at nothing.
+    const doubtful: TipView = { ...tipAt(12), plausible: () => false };
+    expect(judge(at10, { maxBlocks: 5, proof }, doubtful, 50)).toMatchObject({ use: 'stale', since: 0 });
+    expect(judge(at10, { proof }, doubtful, 50)).toEqual({ use: 'fresh' });
+    // Read at an unknown height.
+    expect(judge(newEntry('v', 0), { proof }, tipAt(12), 50)).toEqual({ use: 'fresh' });
+    expect(proof.asked).toEqual([]);
+  });
+
+  it('a stale or unusable verdict tells the height the entry was read at; no height, no tip', () => {
+    const timed = newEntry('v', 0, 100, { tipHeight: 10, keepStaleMs: 100 });
+    expect(tipOf(timed, judge(timed, {}, undefined, 150))).toBe(10);
+    expect(tipOf(timed, judge(timed, {}, undefined, 250))).toBe(10);
+    expect(tipOf(newEntry('v', 0), judge(newEntry('v', 0), {}, undefined, 1))).toBeUndefined();
+    expect(tipOf(timed, undefined)).toBe(10);
+  });
+
+  it('answers proven at one tip share one verdict (a replayed hit allocates none)', () => {
+    const other = newEntry('w', 5, undefined, { tipHeight: 11, tipReported: true });
+    const first = judge(at10, { maxBlocks: 0, proof: proofOf(true) }, tipAt(15), 50);
+    expect(judge(other, { maxBlocks: 0, proof: proofOf(true) }, tipAt(15), 60)).toBe(first);
+    expect(judge(at10, { maxBlocks: 0, proof: proofOf(true) }, tipAt(16), 60)).toEqual({
+      use: 'fresh',
+      currentAt: 16,
+    });
+  });
+});
+
+describe('needsTip', () => {
+  const at10 = newEntry('v', 0, 100, { tipHeight: 10, keepStaleMs: 100 });
+
+  it('only a block bound or a proof looks at the tip, and only for an entry still fresh by its ttl', () => {
+    expect(needsTip(at10, {}, 50)).toBe(false);
+    expect(needsTip(at10, { maxBlocks: 2 }, 50)).toBe(true);
+    expect(needsTip(at10, { proof: proofOf(true) }, 50)).toBe(true);
+    // Stale by its ttl, gone, or of another chain: judged without the tip.
+    expect(needsTip(at10, { maxBlocks: 2 }, 150)).toBe(false);
+    expect(needsTip(at10, { maxBlocks: 2 }, 250)).toBe(false);
+    expect(needsTip({ ...at10, chain: 'a' }, { maxBlocks: 2, chain: 'b' }, 50)).toBe(false);
+  });
+
+  it('whenever it says no, the verdict without a tip is the verdict with any tip', () => {
+    fc.assert(
+      fc.property(
+        entryArb,
+        fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 200 }),
+        fc.integer({ min: 0, max: 30_000 }),
+        (entry, maxBlocks, proven, height, now) => {
+          const req = { maxBlocks, proof: proofOf(proven) };
+          if (needsTip(entry, req, now)) return;
+          expect(judge(entry, req, tipAt(height), now)).toEqual(judge(entry, req, undefined, now));
+        },
+      ),
+      { numRuns: 1_000 },
+    );
   });
 });
 
@@ -151,6 +272,35 @@ describe('judge properties', () => {
             expect(tip.height).toBeDefined();
             expect(tip.height! - entry.tipHeight!).toBeLessThanOrEqual(req.maxBlocks);
           }
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('a proof only adds: what is fresh stays fresh, and fresh by proof is current at the tip now', () => {
+    fc.assert(
+      fc.property(
+        entryArb,
+        requestArb,
+        historyArb,
+        fc.boolean(),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 30_000 }),
+        (entry, req, history, known, holds, now) => {
+          const tip = viewOf(history, known, 5_000);
+          const plain = judge(entry, req, tip, now);
+          const proof = proofOf(holds);
+          const proven = judge(entry, { ...req, proof }, tip, now);
+          if (plain.use === 'fresh') expect(proven.use).toBe('fresh');
+          if (!holds) expect(proven).toEqual(plain);
+          if (proven.use === 'fresh' && proven.currentAt !== undefined) {
+            expect(proven.currentAt).toBe(tip.height);
+            expect(proven.currentAt).toBeGreaterThan(entry.tipHeight!);
+          }
+          // Counted only when the proof, not the bound, kept it fresh.
+          expect(proof.kept).toBe(plain.use !== 'fresh' && proven.use === 'fresh' ? 1 : 0);
+          if (plain.use !== 'fresh' && proven.use === 'fresh') expect(proven.currentAt).toBeDefined();
         },
       ),
       { numRuns: 2_000 },

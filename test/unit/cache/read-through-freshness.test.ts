@@ -70,3 +70,103 @@ describe('ReadThroughCache listing and invalidation', () => {
     expect(cache.hotEntries).toBe(1);
   });
 });
+
+describe('ReadThroughCache and the judge', () => {
+  /** A proof that holds at every tip, counting what it was asked and what it kept fresh. */
+  const proof = () => {
+    const p = {
+      asked: 0,
+      kept: 0,
+      holds: () => {
+        p.asked++;
+        return true;
+      },
+      keptFresh: () => {
+        p.kept++;
+      },
+    };
+    return p;
+  };
+
+  it('an answer from a stored entry carries the verdict it was served under, with the tip it is current at', async () => {
+    const { store, cache } = setup();
+    await store.set('ro:p', 'at10', undefined, { tipHeight: 10, tipReported: true });
+    const p = proof();
+    const hit = await cache.get('ro:p', async () => 'x', {
+      freshness: { maxBlocks: 0 },
+      tipHeight: () => 14,
+      proof: p,
+    });
+    expect(hit).toMatchObject({ value: 'at10', outcome: 'hit', verdict: { use: 'fresh', currentAt: 14 } });
+    expect(p.kept).toBe(1);
+    // Without the proof the same entry is refetched: a load carries no verdict.
+    const load = await cache.get('ro:p', async () => 'at14', {
+      freshness: { maxBlocks: 0 },
+      tipHeight: () => 14,
+    });
+    expect(load).toMatchObject({ value: 'at14', outcome: 'miss', stale: 'refetch' });
+    expect(load.verdict).toBeUndefined();
+  });
+
+  it('learns the tip only when the judge would look at it', async () => {
+    const { store, cache, advance } = setup();
+    await store.set('ro:t', 'v', 1_000, { tipHeight: 10, tipReported: true, keepStaleMs: 10_000 });
+    let learned = 0;
+    const tipView = () => {
+      learned++;
+      return { height: 11, firstLearnedAt: () => undefined };
+    };
+    await cache.get('ro:t', async () => 'x', { tipView });
+    expect(learned).toBe(0);
+    // A proof, even without a bound, asks which tip the entry is current at.
+    const p = proof();
+    expect(await cache.get('ro:t', async () => 'x', { tipView, proof: p })).toMatchObject({
+      verdict: { use: 'fresh', currentAt: 11 },
+    });
+    expect(learned).toBe(1);
+    expect(p.kept).toBe(0);
+    // Stale by its ttl: the tip changes nothing, so it is not learned.
+    advance(1_000);
+    await cache.get('ro:t', async () => 'y', { tipView, proof: p, freshness: { maxBlocks: 5 } });
+    expect(learned).toBe(1);
+  });
+
+  it("stale-if-error answers within the judge's window only, telling the loader so", async () => {
+    const { store, cache, advance } = setup();
+    await store.set('ro:e', 'old', 1_000, { keepStaleMs: 60_000 });
+    const failing = (seen: boolean[]) => async (lc: { staleAtHand: boolean }) => {
+      seen.push(lc.staleAtHand);
+      throw new Error('upstream down');
+    };
+    const policy = { staleIfErrorMs: 5_000, isTransient: () => true };
+    advance(3_000);
+    const seen: boolean[] = [];
+    expect(await cache.get('ro:e', failing(seen), policy)).toMatchObject({
+      value: 'old',
+      stale: 'if-error',
+      staleSince: 1_001_000,
+      verdict: { use: 'stale', ifError: true },
+    });
+    // Past the window (counted from the moment it went stale): the failure is the answer.
+    advance(4_000);
+    await expect(cache.get('ro:e', failing(seen), policy)).rejects.toThrow('upstream down');
+    // Without a way to tell a transient failure, no window at all.
+    await expect(cache.get('ro:e', failing(seen), { staleIfErrorMs: 60_000 })).rejects.toThrow();
+    expect(seen).toEqual([true, false, false]);
+  });
+
+  it("stillServes gives the judge's fresh verdict for the hot entry, else nothing", async () => {
+    const { store, cache } = setup();
+    await store.set('ro:s', 'v', undefined, { tipHeight: 10, tipReported: true });
+    const entry = store.peekHot('ro:s')!;
+    let tip = 10;
+    const policy = { freshness: { maxBlocks: 1 }, tipHeight: () => tip, proof: proof() };
+    expect(cache.stillServes('ro:s', entry, policy)).toEqual({ use: 'fresh' });
+    tip = 15;
+    expect(cache.stillServes('ro:s', entry, policy)).toEqual({ use: 'fresh', currentAt: 15 });
+    expect(
+      cache.stillServes('ro:s', entry, { freshness: { maxBlocks: 1 }, tipHeight: () => tip }),
+    ).toBeUndefined();
+    expect(cache.stillServes('ro:s', { ...entry }, policy)).toBeUndefined();
+  });
+});

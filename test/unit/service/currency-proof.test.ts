@@ -74,34 +74,70 @@ describe('CurrencyProof', () => {
     expect(state.asked).toBe(0);
   });
 
-  it('proves only entries whose height their node reported', () => {
-    const { proof } = port();
-    const deps = new Set([C]);
-    expect(proof.current(entry(), deps, 12)).toBe(true);
-    expect(proof.current(entry({ tipReported: undefined }), deps, 12)).toBe(false);
-    expect(proof.current(entry({ tipHeight: null }), deps, 12)).toBe(false);
-    expect(proof.current(entry(), undefined, 12)).toBe(false);
+  it('applies to latest-state reads of its own network only, and starts the analysis at once', async () => {
+    const { state, proof } = port();
+    expect(proof.forRead('mainnet', false, C, 'f')).toBeUndefined();
+    expect(proof.forRead('testnet', true, C, 'f')).toBeUndefined();
+    expect(state.asked).toBe(0);
+    expect(proof.forRead('testnet', false, C, 'f')).toBeDefined();
+    expect(state.asked).toBe(1);
+    await settle();
+    expect(proof.dependencies(C, 'f')).toEqual(new Set([C]));
   });
 
-  it('tells the present tip while proven, the entry height otherwise, asking again when the ledger moves', () => {
+  it('proves only entries whose height their node reported, once what they depend on is known', async () => {
+    const { proof } = port();
+    const read = proof.forRead('testnet', false, C, 'f')!;
+    // The analysis is under way: nothing is proven yet.
+    expect(read.holds(entry(), 12)).toBe(false);
+    await settle();
+    const fresh = proof.forRead('testnet', false, C, 'f')!;
+    expect(fresh.holds(entry(), 12)).toBe(true);
+    expect(fresh.holds(entry({ tipReported: undefined }), 12)).toBe(false);
+    expect(fresh.holds(entry({ tipHeight: null }), 12)).toBe(false);
+    // A data var, map entry or constant depends on its contract alone: no analysis needed.
+    expect(proof.forRead('testnet', false, C)!.holds(entry(), 12)).toBe(true);
+  });
+
+  it('asks the ledger again only when the entry, the tip or the ledger moved', async () => {
     const { state, proof } = port();
-    let deps: EntryDependencies | undefined = new Set([C]);
     let asked = 0;
+    let current = true;
     state.current = () => {
       asked++;
-      return deps !== 'volatile';
+      return current;
     };
-    const tell = proof.teller(entry(), () => deps);
-    expect(tell(12)).toBe(12);
-    expect(tell(12)).toBe(12);
+    const read = proof.forRead('testnet', false, C)!;
+    const e = entry();
+    expect(read.holds(e, 12)).toBe(true);
+    expect(read.holds(e, 12)).toBe(true);
     expect(asked).toBe(1);
-    expect(tell(undefined)).toBe(10);
-    expect(tell(9)).toBe(10);
-    deps = 'volatile';
     // Same tip, same ledger: the answer holds.
-    expect(tell(12)).toBe(12);
+    current = false;
+    expect(read.holds(e, 12)).toBe(true);
     state.generation++;
-    expect(tell(12)).toBe(10);
-    expect(asked).toBe(2);
+    expect(read.holds(e, 12)).toBe(false);
+    expect(read.holds(e, 13)).toBe(false);
+    expect(read.holds(entry(), 13)).toBe(false);
+    expect(asked).toBe(4);
+  });
+
+  it('counts each entry the proof kept fresh past its bound (told by the judge)', () => {
+    let kept = 0;
+    const proof = new CurrencyProof({
+      network: 'testnet',
+      dependsOn: async () => new Set([C]),
+      current: () => true,
+      generation: () => 0,
+      analysisVersion: () => 0,
+      learnedSince: () => [],
+      onKeptCurrent: () => kept++,
+    });
+    const read = proof.forRead('testnet', false, C)!;
+    read.holds(entry(), 12);
+    expect(kept).toBe(0);
+    read.keptFresh?.();
+    read.keptFresh?.();
+    expect(kept).toBe(2);
   });
 });
