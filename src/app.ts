@@ -290,20 +290,24 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   const routeTable = trackRoutes(app);
   installErrorHandling(app, routeTable);
-  requireHostHeader(app);
-  installCors(app, config.corsOrigins, routeTable);
-  // Who may ask (docs/access-control.md): decided by the front listener the lane installs,
-  // raised by this hook on Fastify's path.
+  // Who may ask (docs/access-control.md): admission decides every request in the front listener
+  // the lane installs, before the lane or Fastify sees it. Fastify's onRequest hooks then run in
+  // this order: the Host check (malformed HTTP/1.1 is answered 400 whatever the verdict), the
+  // refusal of a refused request, the CORS preflight (which, like every CORS header, follows
+  // the verdict).
   const apiKeys = config.apiKeysFile === undefined ? undefined : loadApiKeys(config.apiKeysFile);
   const admission = new Admission({
     trustProxy: config.trustProxy,
+    adminToken: config.adminToken,
     keys: apiKeys,
     keysRequired: config.apiKeysRequired,
     anonymousPerMinute: config.anonymousRequestsPerMinute,
     quota: scaleOut?.quota ?? new MemoryQuota(),
     onKeyUse: (name, admitted) => metrics.keys.record(name, admitted),
   });
+  requireHostHeader(app);
   installAdmission(app, admission);
+  installCors(app, config.corsOrigins, routeTable);
   const endpoints = trackEndpoints(app);
 
   let draining = false;
@@ -314,7 +318,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
   // Last of the root hooks: it captures answers with the headers every other hook added.
   const lane = new FastLane({
-    admit: (req) => admission.admit(req),
+    admission,
     isDraining: () => draining,
     onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
     logRequest: logsRequests(config.logLevel)
@@ -396,7 +400,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   });
   if (config.adminToken !== undefined) {
     await app.register(adminRoutes, {
-      token: config.adminToken,
+      admission,
       admin: new CacheAdmin(cache, abis, readOnly),
       keyUses: apiKeys === undefined ? undefined : () => metrics.keys.uses(apiKeys.list().map((k) => k.name)),
     });

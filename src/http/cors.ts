@@ -4,8 +4,13 @@
  * narrow and fixed: admin routes never send CORS headers (a browser page must never be able
  * to drive the admin API with a token it found), preflights are answered only for paths
  * that exist, and the allowed methods and headers are the same everywhere.
+ *
+ * Which requests are preflights and which answers may carry CORS headers is admission's word
+ * (its verdict's `kind` and `cors`, src/http/admission/admission.ts), not decided again here:
+ * one classification of routes, made before anything else.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { admissionOf } from './admission/hook.js';
 import type { RouteMethods } from './route-table.js';
 
 export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
@@ -19,11 +24,6 @@ export const CORS_ALLOW_HEADERS =
 export const CORS_EXPOSE_HEADERS = 'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height';
 /** How long a browser may reuse a preflight answer (seconds). */
 const PREFLIGHT_MAX_AGE = '600';
-
-/** Admin paths: never any CORS header, on any answer (including 401, 404, 405). */
-export function isAdminPath(path: string): boolean {
-  return path === '/admin' || path.startsWith('/admin/');
-}
 
 /** Add a name to Vary, keeping what the route set (GET / varies on Accept). */
 function addVary(reply: FastifyReply, name: string): void {
@@ -75,11 +75,12 @@ export function installCors(
   };
 
   // Preflights: OPTIONS has no route of its own, so it is answered here, before routing
-  // ends in the not-found handler (whose root-level onRequest hooks run too).
+  // ends in the not-found handler (whose root-level onRequest hooks run too). Registered after
+  // admission's hook: a preflight is answered only once admitted as one (an OPTIONS on an admin
+  // route is the admin rule's, and is never a preflight).
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.method !== 'OPTIONS') return done();
-    const path = pathOf(request);
-    if (isAdminPath(path) || !knownPath(path)) return done();
+    const verdict = admissionOf(request);
+    if (verdict?.ok !== true || verdict.kind !== 'preflight' || !knownPath(pathOf(request))) return done();
     corsHeaders(request, reply);
     reply
       .code(204)
@@ -89,8 +90,13 @@ export function installCors(
       .send();
   });
 
+  // Every other answer, refusals included (a browser page reads why it was refused), unless
+  // the verdict says none: admin routes, and requests no verdict could be given for. A
+  // preflight answered above has its headers already; one on a path no route serves (404)
+  // gets none, as the browser would not use them.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.method !== 'OPTIONS' && !isAdminPath(pathOf(request)) && corsHeaders(request, reply)) {
+    const verdict = admissionOf(request);
+    if (verdict?.cors === true && verdict.kind !== 'preflight' && corsHeaders(request, reply)) {
       reply.header('access-control-expose-headers', CORS_EXPOSE_HEADERS);
     }
     done(null, payload);

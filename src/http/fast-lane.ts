@@ -10,6 +10,9 @@
  * (bench/results/profile.md). A repeat needs none of it.
  *
  * What keeps it honest:
+ * - It cannot be built without the admission path (src/http/admission/): its request listener
+ *   asks admission first, for every request, and answers only one admission let in; a refusal
+ *   always goes to Fastify, whose admission hook sends it.
  * - Only answers a route explicitly offers (offerReplay) are held, and only after they went
  *   through the full path; the headers replayed are the ones that path sent (CORS included:
  *   Origin is part of the key), with the per-answer ones (Cache-Status, Age) recomputed by the
@@ -32,7 +35,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { LaneReuse } from '../service/answer.js';
-import type { Verdict } from './admission/admission.js';
+import type { Admission, Admitted, Verdict } from './admission/admission.js';
 import { cacheOutcomeOfHeader } from './request-context.js';
 
 export type { LaneReuse } from '../service/answer.js';
@@ -105,10 +108,11 @@ export interface FastLaneOptions {
   /** The access log line, when request logging is on (LOG_LEVEL info or below). */
   readonly logRequest?: ((fields: Record<string, unknown>) => void) | undefined;
   /**
-   * The admission path (src/http/admission/): decides every request before the lane or
-   * Fastify sees it. A refused request goes to Fastify, whose first hook answers the refusal.
+   * The admission path (src/http/admission/), required: it decides every request before the
+   * lane or Fastify sees it, and the lane answers only a request it admitted. A refused request
+   * goes to Fastify, whose admission hook answers the refusal.
    */
-  readonly admit?: ((req: IncomingMessage) => Verdict | Promise<Verdict>) | undefined;
+  readonly admission: Pick<Admission, 'admit'>;
 }
 
 /**
@@ -142,6 +146,10 @@ export class FastLane {
   #served = 0;
 
   constructor(options: FastLaneOptions) {
+    // Required by the type as well: a lane without admission would answer past every rule
+    // (a plain JavaScript caller, or a cast, gets this instead of an open door).
+    if (typeof options.admission?.admit !== 'function')
+      throw new Error('fast lane: the admission path (options.admission) is required');
     this.#options = options;
     this.#maxBodyBytes = options.maxBodyBytes ?? LANE_MAX_BODY_BYTES;
     this.#order = new LRUCache<LaneEntry, LaneEntry>({
@@ -175,16 +183,15 @@ export class FastLane {
     if (fastify === undefined || others.length > 0)
       throw new Error('fast lane: expected one request listener');
     server.removeAllListeners('request');
-    const admit = this.#options.admit;
-    const pass = (req: LaneRequest, res: ServerResponse, verdict: Verdict | undefined): void => {
+    const admission = this.#options.admission;
+    const pass = (req: LaneRequest, res: ServerResponse, verdict: Verdict): void => {
       // Only an admitted request may be answered from the lane; a refusal is Fastify's to send.
-      if (verdict?.ok === false || !this.#take(req, res, fastify, verdict)) fastify(req, res);
+      if (!verdict.ok || !this.#take(req, res, fastify, verdict)) fastify(req, res);
     };
     server.on('request', (req: LaneRequest, res: ServerResponse) => {
-      if (admit === undefined) return pass(req, res, undefined);
       let verdict: Verdict | Promise<Verdict>;
       try {
-        verdict = admit(req);
+        verdict = admission.admit(req);
       } catch {
         // The hook on the full path decides again and answers whatever went wrong.
         return fastify(req, res);
@@ -230,7 +237,7 @@ export class FastLane {
     req: LaneRequest,
     res: ServerResponse,
     fastify: (req: IncomingMessage, res: ServerResponse) => void,
-    verdict: Verdict | undefined,
+    verdict: Admitted,
   ) {
     const method = req.method ?? '';
     const url = req.url ?? '';
@@ -310,7 +317,7 @@ export class FastLane {
     method: string,
     body: Buffer,
     start: number,
-    verdict: Verdict | undefined,
+    verdict: Admitted,
   ): boolean {
     const entry = this.#find(slot, req, body);
     if (entry === undefined) return false;
@@ -345,7 +352,7 @@ export class FastLane {
       const status = headerValue(dynamic, 'cache-status') ?? headerValue(entry.headers, 'cache-status');
       const cache = status === undefined ? undefined : cacheOutcomeOfHeader(status);
       if (cache !== undefined) fields['cache'] = cache;
-      if (verdict?.key !== undefined) fields['key'] = verdict.key.name;
+      if (verdict.key !== undefined) fields['key'] = verdict.key.name;
       this.#options.logRequest(fields);
     }
     return true;

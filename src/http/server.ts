@@ -14,7 +14,7 @@ import pino from 'pino';
 import type { Config } from '../config/index.js';
 import { loggedUrl, redactSecrets } from '../config/redact.js';
 import { admissionOf } from './admission/hook.js';
-import { routeKind } from './admission/routes.js';
+import { routeKind, takesKeys } from './admission/routes.js';
 import { clientErrorHandler, frameworkErrors, refuseConnect } from './client-errors.js';
 import { splitContractId } from './contract-id-url.js';
 import { lazyChildLogger } from './lazy-logger.js';
@@ -134,7 +134,7 @@ export function installRequestHooks(app: FastifyInstance, options: RequestHooksO
  */
 export function accessLogUrl(url: string): string {
   const q = url.indexOf('?');
-  return loggedUrl(url, routeKind(q < 0 ? url : url.slice(0, q)) === 'api');
+  return loggedUrl(url, takesKeys(routeKind(q < 0 ? url : url.slice(0, q))));
 }
 
 /**

@@ -1,15 +1,22 @@
 /**
  * The one admission path (docs/access-control.md): every rule about who may ask, decided once
  * per request before anything else, for the fast lane and for Fastify's routes alike. The lane
- * installs `admit` in front of both (src/http/fast-lane.ts), stores the verdict on the raw
- * request, and Fastify's first onRequest hook raises a refusal as the envelope; a hit can
- * therefore never skip a rule, whichever path answers it.
+ * cannot be built without it: its request listener, in front of both (src/http/fast-lane.ts),
+ * calls `admit` first and stores the verdict on the raw request; the lane answers only an
+ * admitted request, and on Fastify's path admission's hook (hook.ts) raises a refusal as the
+ * envelope. A hit can therefore never skip a rule, whichever path answers it.
  *
  * Rules, in order: one spelling of the request target (request-target.ts: the router, the lane
- * and these rules see the same path; admin and ops routes only their canonical one); the client's address
- * (TRUST_PROXY); on API routes, the API key (when a keys file is set, a key that is not in it
- * is refused whether keys are required or not) and API_KEYS_REQUIRED; then the quota of the key
- * or, for a keyless request, of its client address.
+ * and these rules see the same path; admin and ops routes only their canonical one); the
+ * client's address (TRUST_PROXY); then what the route's kind (routes.ts) asks: on admin routes
+ * ADMIN_TOKEN as a bearer token, whatever the method; nothing on a CORS preflight (OPTIONS on
+ * any other route), ops or open routes; on API and node routes the API key (when a keys file is
+ * set, a key that is not in it is refused whether keys are required or not) and
+ * API_KEYS_REQUIRED, then the quota of the key or, for a keyless request, of its client
+ * address.
+ *
+ * The verdict also says whether answers to the request may carry CORS headers (never on admin
+ * routes): cors.ts reads it rather than classifying paths again.
  *
  * The verdict is synchronous unless a quota lives in Redis, so a hit on one instance costs a
  * few map lookups.
@@ -20,21 +27,35 @@ import type { ApiKey, ApiKeyRing } from './api-keys.js';
 import { clientAddress } from './client-address.js';
 import type { QuotaStore } from './quota.js';
 import { canonicalTarget } from './request-target.js';
-import { routeKind } from './routes.js';
+import { type RouteKind, routeKind, takesKeys } from './routes.js';
+import { sameSecret, secretDigest } from './secret.js';
+
+/** What a request was judged as: its route's kind, or a CORS preflight (OPTIONS on any route but admin). */
+export type AdmissionKind = RouteKind | 'preflight';
+
+/** The rule that refused a request. */
+export type RefusalRule = 'target' | 'admin-token' | 'api-key' | 'quota';
 
 export interface Admitted {
   readonly ok: true;
+  readonly kind: AdmissionKind;
+  /** Whether answers to this request may carry CORS headers (false on admin routes only). */
+  readonly cors: boolean;
   readonly clientId: string;
   /** The API key the request was made with, when it carried a valid one. */
   readonly key: ApiKey | undefined;
   /** The key's upstream quota, asked before each upstream attempt; undefined = no limit. */
-  readonly admitUpstream?: (() => void | Promise<void>) | undefined;
+  readonly admitUpstream: (() => void | Promise<void>) | undefined;
 }
 
 export interface Refused {
   readonly ok: false;
+  readonly kind: AdmissionKind;
+  /** Whether the refusal may carry CORS headers: a browser page reads why it was refused. */
+  readonly cors: boolean;
   readonly clientId: string;
   readonly key: ApiKey | undefined;
+  readonly rule: RefusalRule;
   readonly error: GatewayError;
 }
 
@@ -43,10 +64,15 @@ export type Verdict = Admitted | Refused;
 export interface AdmissionOptions {
   /** Proxies in front (TRUST_PROXY as a number of hops). */
   readonly trustProxy: number;
+  /**
+   * ADMIN_TOKEN. Undefined = the admin API is not registered: admin paths are let through to
+   * the router, which answers them 404 as any path it does not serve.
+   */
+  readonly adminToken?: string | undefined;
   /** The keys file's keys; undefined = keys are not used (both headers are ignored). */
   readonly keys?: ApiKeyRing | undefined;
   readonly keysRequired?: boolean;
-  /** Requests per minute of each keyless client address on API routes. */
+  /** Requests per minute of each keyless client address on API and node routes. */
   readonly anonymousPerMinute?: number | undefined;
   /** Where buckets live: memory on one instance, Redis in a fleet. */
   readonly quota: QuotaStore;
@@ -67,11 +93,19 @@ export function verdictOf(req: IncomingMessage): Verdict | undefined {
 
 export class Admission {
   readonly #options: AdmissionOptions;
+  /** ADMIN_TOKEN as the digest presented tokens are compared with (secret.ts). */
+  readonly #adminDigest: Buffer | undefined;
   /** One upstream gate per key, made once. */
   readonly #gates = new Map<string, (() => void | Promise<void>) | undefined>();
 
   constructor(options: AdmissionOptions) {
     this.#options = options;
+    this.#adminDigest = options.adminToken === undefined ? undefined : secretDigest(options.adminToken);
+  }
+
+  /** Whether admin routes are let in only with ADMIN_TOKEN (the admin API refuses to register otherwise). */
+  get checksAdminToken(): boolean {
+    return this.#adminDigest !== undefined;
   }
 
   /** Decide, remember the verdict on the request, and return it. */
@@ -113,33 +147,47 @@ export class Admission {
   #decide(req: IncomingMessage): Verdict | Promise<Verdict> {
     const o = this.#options;
     const clientId = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], o.trustProxy);
+    const preflight = req.method === 'OPTIONS';
     // Admitted as the route that will serve it: the target is rewritten to the one spelling the
     // router, the fast lane and this check share (request-target.ts), or refused.
     const target = canonicalTarget(req.url ?? '/');
     if (!target.ok) {
       const shown = target.path.slice(0, 200);
       return refuse(
+        judged(routeKind(target.path), preflight),
         clientId,
         undefined,
+        'target',
         new GatewayError('NOT_FOUND', `Route ${req.method} ${shown} not found`),
       );
     }
     if (target.url !== req.url) req.url = target.url;
-    const path = target.path;
+    const route = routeKind(target.path);
+    // Every method, OPTIONS included: which admin routes exist is not told without the token.
+    if (route === 'admin') return this.#admin(req, clientId);
     // A CORS preflight carries no credentials by design (the browser sends the key only on the
     // request it asks about), so it is answered without keys or quotas.
-    if (routeKind(path) !== 'api' || req.method === 'OPTIONS') return { ok: true, clientId, key: undefined };
+    if (preflight) return admitted('preflight', clientId, undefined, undefined);
+    if (!takesKeys(route)) return admitted(route, clientId, undefined, undefined);
     let key: ApiKey | undefined;
     if (o.keys !== undefined) {
       const presented = presentedKey(req);
       if (presented !== undefined) {
         key = o.keys.find(presented);
         if (key === undefined)
-          return refuse(clientId, undefined, new GatewayError('UNAUTHORIZED', 'the API key is not valid'));
+          return refuse(
+            route,
+            clientId,
+            undefined,
+            'api-key',
+            new GatewayError('UNAUTHORIZED', 'the API key is not valid'),
+          );
       } else if (o.keysRequired === true) {
         return refuse(
+          route,
           clientId,
           undefined,
+          'api-key',
           new GatewayError(
             'UNAUTHORIZED',
             'this gateway needs an API key: send it as X-API-Key: <key> or Authorization: Bearer <key>',
@@ -149,38 +197,50 @@ export class Admission {
     }
     if (key !== undefined) {
       const limit = key.requestsPerMinute;
-      if (limit === undefined)
-        return this.#keyUse({ ok: true, clientId, key, admitUpstream: this.upstreamGate(key) });
-      return this.#spend(this.#bucketOf(key), limit, clientId, key, 'key');
+      if (limit === undefined) return this.#keyUse(admitted(route, clientId, key, this.upstreamGate(key)));
+      return this.#spend(this.#bucketOf(key), limit, route, clientId, key, 'key');
     }
     const anonymous = o.anonymousPerMinute;
-    if (anonymous === undefined) return { ok: true, clientId, key: undefined };
-    return this.#spend(`client:${clientId}`, anonymous, clientId, undefined, 'client');
+    if (anonymous === undefined) return admitted(route, clientId, undefined, undefined);
+    return this.#spend(`client:${clientId}`, anonymous, route, clientId, undefined, 'client');
+  }
+
+  /** Admin routes: ADMIN_TOKEN as a bearer token, compared in constant time. */
+  #admin(req: IncomingMessage, clientId: string): Verdict {
+    const held = this.#adminDigest;
+    // No ADMIN_TOKEN: no admin route is registered, and the router answers 404 as for any path.
+    if (held === undefined) return admitted('admin', clientId, undefined, undefined);
+    const presented = bearerToken(req.headers.authorization);
+    if (presented !== '' && sameSecret(secretDigest(presented), held))
+      return admitted('admin', clientId, undefined, undefined);
+    return refuse('admin', clientId, undefined, 'admin-token', adminTokenError());
   }
 
   #spend(
     id: string,
     limit: number,
+    kind: AdmissionKind,
     clientId: string,
     key: ApiKey | undefined,
     scope: 'key' | 'client',
   ): Verdict | Promise<Verdict> {
     const wait = this.#options.quota.take(id, limit);
-    if (typeof wait === 'number') return this.#spent(wait, limit, clientId, key, scope);
-    return wait.then((ms) => this.#spent(ms, limit, clientId, key, scope));
+    if (typeof wait === 'number') return this.#spent(wait, limit, kind, clientId, key, scope);
+    return wait.then((ms) => this.#spent(ms, limit, kind, clientId, key, scope));
   }
 
   #spent(
     waitMs: number,
     limit: number,
+    kind: AdmissionKind,
     clientId: string,
     key: ApiKey | undefined,
     scope: 'key' | 'client',
   ): Verdict {
     return this.#keyUse(
       waitMs === 0
-        ? { ok: true, clientId, key, admitUpstream: key === undefined ? undefined : this.upstreamGate(key) }
-        : refuse(clientId, key, quotaError(scope, limit, waitMs)),
+        ? admitted(kind, clientId, key, key === undefined ? undefined : this.upstreamGate(key))
+        : refuse(kind, clientId, key, 'quota', quotaError(scope, limit, waitMs)),
     );
   }
 
@@ -201,8 +261,33 @@ export class Admission {
   }
 }
 
-function refuse(clientId: string, key: ApiKey | undefined, error: GatewayError): Refused {
-  return { ok: false, clientId, key, error };
+/** A preflight is judged as one on any route but admin, whose rule holds for every method. */
+function judged(route: RouteKind, preflight: boolean): AdmissionKind {
+  return preflight && route !== 'admin' ? 'preflight' : route;
+}
+
+/** Admin routes never send CORS headers: a browser page must never drive the admin API. */
+function corsFor(kind: AdmissionKind): boolean {
+  return kind !== 'admin';
+}
+
+function admitted(
+  kind: AdmissionKind,
+  clientId: string,
+  key: ApiKey | undefined,
+  admitUpstream: (() => void | Promise<void>) | undefined,
+): Admitted {
+  return { ok: true, kind, cors: corsFor(kind), clientId, key, admitUpstream };
+}
+
+function refuse(
+  kind: AdmissionKind,
+  clientId: string,
+  key: ApiKey | undefined,
+  rule: RefusalRule,
+  error: GatewayError,
+): Refused {
+  return { ok: false, kind, cors: corsFor(kind), clientId, key, rule, error };
 }
 
 /** X-API-Key, else Authorization: Bearer. */
@@ -213,6 +298,18 @@ function presentedKey(req: IncomingMessage): string | undefined {
   if (auth !== undefined && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ')
     return auth.slice(7).trim();
   return undefined;
+}
+
+/** The token of `Authorization: Bearer <token>` ('' when there is none). */
+function bearerToken(header: string | undefined): string {
+  return /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '';
+}
+
+/** The admin API's refusal: the same answer whatever was wrong (no header, another scheme, a wrong token). */
+function adminTokenError(): GatewayError {
+  return new GatewayError('UNAUTHORIZED', 'a valid admin bearer token is required', undefined, {
+    headers: { 'www-authenticate': 'Bearer realm="clarity-cache admin"' },
+  });
 }
 
 function quotaError(scope: 'key' | 'client', limit: number, waitMs: number): GatewayError {

@@ -3,13 +3,14 @@
  * presented key.
  *
  * Keys are held only as SHA-256 digests (a `key` in the file is hashed when read), and a
- * presented key is hashed and compared digest to digest with timingSafeEqual: the time a
- * lookup takes does not depend on how much of a key was right. A file may name a key by its
- * digest alone (`keySha256`), so the file need not hold the secret itself.
+ * presented key is hashed and compared digest to digest by sameSecret (secret.ts, the same
+ * comparison the admin token goes through): the time a lookup takes does not depend on how
+ * much of a key was right. A file may name a key by its digest alone (`keySha256`), so the
+ * file need not hold the secret itself.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../config/error.js';
+import { sameSecret, secretDigest } from './secret.js';
 
 export interface ApiKey {
   /** The key's name: what logs, metrics and admin routes show (never the key). */
@@ -60,18 +61,14 @@ export class ApiKeyRing {
   find(presented: string): ApiKey | undefined {
     const proven = this.#proven.get(presented);
     if (proven !== undefined) return proven;
-    const digest = sha256(presented);
+    const digest = secretDigest(presented);
     const held = this.#byDigest.get(digest.toString('hex'));
     // The map lookup found it by digest; the constant-time comparison is the one that decides.
-    if (held === undefined || !timingSafeEqual(held.digest, digest)) return undefined;
+    if (held === undefined || !sameSecret(digest, held.digest)) return undefined;
     if (this.#proven.size >= MAX_PROVEN) this.#proven.clear();
     this.#proven.set(presented, held);
     return held;
   }
-}
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
 }
 
 /**
@@ -125,7 +122,7 @@ export function parseApiKeys(parsed: unknown, file = 'API_KEYS_FILE'): HeldKey[]
     if (typeof key === 'string') {
       if (key.length < 16)
         throw new ConfigError('API_KEYS_FILE', `${where} ("${name}"): "key" must be at least 16 characters`);
-      digest = sha256(key);
+      digest = secretDigest(key);
     } else if (typeof keySha256 === 'string') {
       if (!/^[0-9a-fA-F]{64}$/.test(keySha256))
         throw new ConfigError('API_KEYS_FILE', `${where} ("${name}"): "keySha256" must be 64 hex digits`);

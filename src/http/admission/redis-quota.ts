@@ -10,9 +10,9 @@
  * unlimited); each instance then allows the full quota on its own until Redis is back.
  */
 import type { Redis } from 'ioredis';
-import { MemoryQuota, type QuotaStore } from './quota.js';
 import { KEY_PREFIX } from '../../redis/connection.js';
 import { LuaScript } from '../../redis/lua-script.js';
+import { MemoryQuota, type QuotaStore } from './quota.js';
 
 /** KEYS[1] the bucket {t: tokens, ts: ms}. ARGV: capacity. Returns 0 (spent) or ms until a token. */
 const TAKE = new LuaScript(`

@@ -1,15 +1,24 @@
 /**
- * Which rules a path falls under (docs/access-control.md). API routes take keys and quotas;
- * admin routes take ADMIN_TOKEN only; the page, docs and ops routes are open.
+ * Which rules a path falls under (docs/access-control.md): the one classification of routes,
+ * read by admission, by CORS (through the verdict) and by the access log. API routes (the
+ * gateway's own `/contract-calls...`) and node routes (`/v2/...`, `/v3/...` and their
+ * `/mainnet/...` and `/testnet/...` forms) take keys and quotas; admin routes take
+ * ADMIN_TOKEN only; the page, docs and ops routes are open.
  */
-export type RouteKind = 'api' | 'admin' | 'ops' | 'open';
+export type RouteKind = 'api' | 'node' | 'admin' | 'ops' | 'open';
 
 const OPS = new Set(['/health', '/ready', '/metrics']);
 
 export function routeKind(path: string): RouteKind {
-  if (path.startsWith('/contract-calls') || path.startsWith('/v2/') || path.startsWith('/v3/')) return 'api';
-  if (path.startsWith('/mainnet/') || path.startsWith('/testnet/')) return 'api';
+  if (path.startsWith('/contract-calls')) return 'api';
+  if (path.startsWith('/v2/') || path.startsWith('/v3/')) return 'node';
+  if (path.startsWith('/mainnet/') || path.startsWith('/testnet/')) return 'node';
   if (path === '/admin' || path.startsWith('/admin/')) return 'admin';
   if (OPS.has(path) || OPS.has(path.replace(/\/+$/, ''))) return 'ops';
   return 'open';
+}
+
+/** Whether a kind of route takes API keys and quotas (the public, upstream-spending routes). */
+export function takesKeys(kind: RouteKind): boolean {
+  return kind === 'api' || kind === 'node';
 }

@@ -1,9 +1,11 @@
 /**
  * The admin API, registered only when ADMIN_TOKEN is set: cache invalidation (one entry, a
  * contract, a function, everything), ABI warming and statistics. Every route needs
- * `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time.
+ * `Authorization: Bearer <ADMIN_TOKEN>`: admission checks it (src/http/admission/admission.ts)
+ * before anything else runs, with the other rules about who may ask, and these routes only
+ * ever see a request it let in. They refuse to be registered behind an admission that does
+ * not check the token.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../api/envelope.js';
@@ -15,27 +17,17 @@ import {
   ReadOnlyParams,
   successEnvelope,
 } from '../../api/schemas.js';
-import { GatewayError } from '../../errors.js';
 import type { KeyUse } from '../../observability/key-metrics.js';
 import type { CacheAdmin } from '../../service/cache-admin.js';
 import { parseContractRef } from '../../service/contract-ref.js';
-import { sendError } from '../error-handler.js';
-import { accessLogUrl } from '../server.js';
+import type { Admission } from '../admission/admission.js';
 
 export interface AdminOptions {
-  readonly token: string;
+  /** The admission path in front of every route, which lets an admin request in only with ADMIN_TOKEN. */
+  readonly admission: Pick<Admission, 'checksAdminToken'>;
   readonly admin: CacheAdmin;
   /** Each API key's use (by name) in the current minute; undefined when no keys file is set. */
   readonly keyUses?: (() => KeyUse[]) | undefined;
-}
-
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-
-/** Constant-time check of an Authorization header against the token (hashing equalizes lengths). */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer\s+(.+)$/i.exec(header ?? '');
-  const given = m?.[1]?.trim() ?? '';
-  return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
 }
 
 const Deleted = successEnvelope(Type.Object({ deleted: Type.Integer() }));
@@ -44,28 +36,11 @@ const security = [{ bearerAuth: [] }];
 
 export const adminRoutes: FastifyPluginAsyncTypebox<AdminOptions> = async (
   app,
-  { token, admin, keyUses },
+  { admission, admin, keyUses },
 ) => {
-  app.addHook('onRequest', async (request, reply) => {
-    if (bearerMatches(request.headers.authorization, token)) return;
-    request.log.warn(
-      {
-        admin: true,
-        method: request.method,
-        url: accessLogUrl(request.url),
-        ip: request.ip,
-        hadCredentials: request.headers.authorization !== undefined,
-      },
-      'admin request refused: missing or wrong bearer token',
-    );
-    return sendError(
-      request,
-      reply,
-      new GatewayError('UNAUTHORIZED', 'a valid admin bearer token is required', undefined, {
-        headers: { 'www-authenticate': 'Bearer realm="clarity-cache admin"' },
-      }),
-    );
-  });
+  // Unprotected admin routes would be a silent hole: fail at start-up instead.
+  if (!admission.checksAdminToken)
+    throw new Error('the admin API needs an admission path that checks ADMIN_TOKEN');
 
   app.delete(
     '/admin/cache',
