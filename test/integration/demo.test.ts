@@ -175,7 +175,9 @@ describe('the demo and the README against it', () => {
     }
     // Every curl example of the endpoint sections ran, none was skipped.
     expect(results.filter((r) => r.status === 'skipped' && r.command.text.startsWith('curl'))).toEqual([]);
-  });
+    // Some 40 commands run one after another, each `npx clarity-cache` starting a Node process
+    // from the sources: about 25 s on a quiet two-core machine, more on a shared one.
+  }, 120_000);
 
   it('keeps the cache where the service would: SQLite in DATA_DIR', () => {
     expect(existsSync(path.join(dataDir, 'clarity-cache.db'))).toBe(true);
