@@ -18,6 +18,7 @@ import { StoreSharedTips } from './chain/shared-tips.js';
 import { ChainTracker } from './chain/tracker.js';
 import type { ContractSourcePort } from './clarity/analysis/index.js';
 import type { Config } from './config/index.js';
+import { registerSecret, SecretRedactor } from './config/redact.js';
 import { configuredSecrets } from './config/secrets.js';
 import { explorerRoutes } from './explorer/plugin.js';
 import { Admission } from './http/admission/admission.js';
@@ -43,8 +44,7 @@ import { opsRoutes } from './http/routes/ops.js';
 import { readOnlyRoute } from './http/routes/read-only.js';
 import { accessLogUrl, createServer, installRequestHooks, logsRequests } from './http/server.js';
 import { NETWORKS, type Network } from './network.js';
-import { Metrics } from './observability/metrics.js';
-import { registerSecret, SecretRedactor } from './config/redact.js';
+import { cacheEndpointOf, Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
 import { AbiRegistry } from './service/abi-registry.js';
 import { BatchService } from './service/batch.js';
@@ -154,8 +154,8 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     onError: (err) => log.debug({ err }, 'chain identity record: store operation failed'),
   });
   await identities.restore(NETWORKS);
-  const endpointOf = (key: string) =>
-    key.startsWith('abi:') ? 'abi' : key.startsWith('node:') ? 'node' : 'read-only';
+  // Which cache a key's lookups count under: its namespace's (src/cache/keys.ts).
+  const endpointOf = cacheEndpointOf;
   const cache = new ReadThroughCache(store, {
     onStoreError,
     onOutcome: (outcome, key) => metrics.cache(endpointOf(key), outcome),

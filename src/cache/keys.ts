@@ -1,6 +1,8 @@
 /**
- * Cache key layout. Keys are prefix-ordered so that one contract, or one function of a
- * contract, can be listed or invalidated by prefix:
+ * Cache key layout, the one home of every key prefix (KEY_NAMESPACES): whatever lists,
+ * counts, removes or labels entries by namespace (the admin API, the metrics) asks here.
+ * Keys are prefix-ordered so that one contract, or one function of a contract, can be listed
+ * or invalidated by prefix:
  *
  *   abi:{network}:{address}.{contract}
  *   ro:{network}:{address}.{contract}:{function}:{sender}:{sha256 of the arguments}
@@ -30,6 +32,42 @@ export const UNKNOWN_ABI_PREFIX = 'abi404:';
 export const NODE_ROUTE_PREFIX = 'node:';
 export const UNKNOWN_NODE_PREFIX = 'node404:';
 
+/** What a namespace's entries are the cache of: read-only results, ABIs, node route answers. */
+export type KeySpace = 'read-only' | 'abi' | 'node';
+
+export interface KeyNamespace {
+  readonly prefix: string;
+  readonly space: KeySpace;
+  /**
+   * A remembered 404 (CACHE_NEGATIVE_TTL_S), not an answer: it belongs to the same space (its
+   * lookups are that cache's), but is never counted as a cached entry.
+   */
+  readonly unknown: boolean;
+}
+
+/**
+ * Every namespace the gateway writes. None is a prefix of another ('abi404:' does not start
+ * with 'abi:'), so a key belongs to exactly one.
+ */
+export const KEY_NAMESPACES: readonly KeyNamespace[] = [
+  { prefix: READ_ONLY_PREFIX, space: 'read-only', unknown: false },
+  { prefix: ABI_PREFIX, space: 'abi', unknown: false },
+  { prefix: UNKNOWN_ABI_PREFIX, space: 'abi', unknown: true },
+  { prefix: NODE_ROUTE_PREFIX, space: 'node', unknown: false },
+  { prefix: UNKNOWN_NODE_PREFIX, space: 'node', unknown: true },
+];
+
+/** The namespace of a key; undefined for a key the gateway does not write as an entry. */
+export function namespaceOfKey(key: string): KeyNamespace | undefined {
+  for (const ns of KEY_NAMESPACES) if (key.startsWith(ns.prefix)) return ns;
+  return undefined;
+}
+
+/** Every answer of one node route on one network (the route's name from the endpoint table). */
+export function nodeRoutePrefix(network: Network, route: string): string {
+  return `${NODE_ROUTE_PREFIX}${network}:${route}:`;
+}
+
 /** Where a node route's 404 for a contract's answer is remembered (see the layout above). */
 export function unknownNodeKey(network: Network, contractId: string, key: string): string {
   return `${unknownNodePrefix(network, contractId)}${key.slice(NODE_ROUTE_PREFIX.length + network.length + 1)}`;
@@ -51,7 +89,7 @@ export function nodeKey(
   query: string,
   body: string | Uint8Array | undefined,
 ): string {
-  const base = `${NODE_ROUTE_PREFIX}${network}:${route}:${params.join('/')}`;
+  const base = `${nodeRoutePrefix(network, route)}${params.join('/')}`;
   const withQuery = query === '' ? base : `${base}?${query}`;
   return body === undefined || body.length === 0 ? withQuery : `${withQuery}#${hash('sha256', body, 'hex')}`;
 }
@@ -73,11 +111,15 @@ export function unknownAbiKey(network: Network, address: string, contractName: s
   return `${UNKNOWN_ABI_PREFIX}${network}:${address}.${contractName}`;
 }
 
+/** What follows ABI_PREFIX in an ABI's key: `{network}:{address}.{contract}`. */
+const ABI_REST = /^(mainnet|testnet):([^.:]+)\.([^.:]+)$/;
+
 /** Inverse of abiKey, for the known-contracts listing; undefined for a foreign key. */
 export function parseAbiKey(
   key: string,
 ): { network: Network; contractAddress: string; contractName: string } | undefined {
-  const m = /^abi:(mainnet|testnet):([^.:]+)\.([^.:]+)$/.exec(key);
+  if (!key.startsWith(ABI_PREFIX)) return undefined;
+  const m = ABI_REST.exec(key.slice(ABI_PREFIX.length));
   if (m === null) return undefined;
   return { network: m[1] as Network, contractAddress: m[2]!, contractName: m[3]! };
 }

@@ -6,14 +6,8 @@
  * loop stays free to pick among several upstreams, whose lag is their own business).
  */
 import type { Network } from '../network.js';
-import type {
-  ContractInterfaceAnswer,
-  ForwardedAnswer,
-  NodeAnswer,
-  NodeApi,
-  NodeInfoAnswer,
-  ReadOnlyAnswer,
-} from '../upstream/node-api.js';
+import type { NodeEndpoint } from '../upstream/endpoints.js';
+import type { AnswerOf, NodeAnswer, NodeApi, NodeCall, RequestContext } from '../upstream/node-api.js';
 
 export interface TipObserver {
   observe(network: Network, height: number | undefined): void;
@@ -25,33 +19,15 @@ export class ObservedNode implements NodeApi {
     private readonly observer: TipObserver,
   ) {}
 
-  // Arguments are passed on exactly as given (options and the request context included), so
+  // The call is passed on exactly as given (options and the request context included), so
   // that the wrapped client sees the very call the service made.
-
-  async callReadOnly(...args: Parameters<NodeApi['callReadOnly']>): Promise<ReadOnlyAnswer> {
-    const answer = await this.node.callReadOnly(...args);
-    this.observer.observe(args[0], answer.tipHeight);
-    return answer;
-  }
-
-  async getContractInterface(
-    ...args: Parameters<NodeApi['getContractInterface']>
-  ): Promise<ContractInterfaceAnswer> {
-    const answer = await this.node.getContractInterface(...args);
-    this.observer.observe(args[0], answer.tipHeight);
-    return answer;
-  }
-
-  async send(...args: Parameters<NonNullable<NodeApi['send']>>): Promise<NodeAnswer<ForwardedAnswer>> {
-    if (this.node.send === undefined) throw new TypeError('this node API forwards no node route');
-    const answer = await this.node.send(...args);
-    this.observer.observe(args[0], answer.tipHeight);
-    return answer;
-  }
-
-  async getInfo(...args: Parameters<NodeApi['getInfo']>): Promise<NodeInfoAnswer> {
-    const answer = await this.node.getInfo(...args);
-    this.observer.observe(args[0], answer.tipHeight);
+  async send<C extends NodeCall>(
+    endpoint: NodeEndpoint,
+    call: C,
+    ctx?: RequestContext,
+  ): Promise<NodeAnswer<AnswerOf<C>>> {
+    const answer = await this.node.send(endpoint, call, ctx);
+    this.observer.observe(call.network, answer.tipHeight);
     return answer;
   }
 }

@@ -19,6 +19,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
+import { INFO } from '../upstream/endpoints.js';
 import type { NodeApi, UpstreamNodeInfo } from '../upstream/node-api.js';
 import { indexBlockHash } from './block-id.js';
 import type { SharedTips } from './shared-tips.js';
@@ -43,7 +44,7 @@ export interface TipSnapshot {
 
 export interface ChainTrackerOptions {
   /** Where /v2/info goes: the raw node client (its answers are learned here, not observed twice). */
-  readonly node: Pick<NodeApi, 'getInfo' | 'infoRound'>;
+  readonly node: Pick<NodeApi, 'send' | 'infoRound'>;
   /** CHAIN_TIP_MAX_AGE_MS. */
   readonly maxAgeMs: number;
   /** CHAIN_TIP_MAX_ADVANCE: how far above the believed tip a report may be (default 30). */
@@ -78,7 +79,7 @@ const KNOWN_BLOCKS_LIMIT = 1024;
 
 export class ChainTracker {
   readonly tips: ChainTips;
-  readonly #node: Pick<NodeApi, 'getInfo' | 'infoRound'>;
+  readonly #node: Pick<NodeApi, 'send' | 'infoRound'>;
   readonly #maxAgeMs: number;
   readonly #shared: SharedTips | undefined;
   readonly #now: () => number;
@@ -297,7 +298,12 @@ export class ChainTracker {
 
   /** GET /v2/info as the tip it describes: one attempt, and one more on another upstream if it fails. */
   async #fetchInfo(network: Network): Promise<ChainTip> {
-    const { info, tipHeight } = await this.#node.getInfo(network, { maxAttempts: 2, elsewhereOnly: true });
+    const { info, tipHeight } = await this.#node.send(INFO, {
+      network,
+      read: 'info',
+      maxAttempts: 2,
+      elsewhereOnly: true,
+    });
     const tip = this.#tipOfInfo(network, info);
     // The header may already be past the body's tip: that height is learned too, without hash.
     if (

@@ -4,17 +4,30 @@
  */
 
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type KeySpace, namespaceOfKey } from '../cache/keys.js';
 import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
+import { ObserverMetrics } from '../chain/observer/metrics.js';
 import type { TipRefreshResult } from '../chain/tracker.js';
 import { NETWORKS, type Network } from '../config/index.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { KeyMetrics } from './key-metrics.js';
-import { ObserverMetrics } from '../chain/observer/metrics.js';
 import { TallyHistogram } from './tally-histogram.js';
 
-/** Which cache an outcome belongs to: read-only results, ABIs, or node route answers. */
-export type CacheEndpoint = 'read-only' | 'abi' | 'node';
+/**
+ * Which cache an outcome belongs to: read-only results, ABIs, or node route answers; 'other'
+ * for a key in no namespace of the gateway's (none is looked up today).
+ */
+export type CacheEndpoint = KeySpace | 'other';
+
+/**
+ * The cache a key's lookup counts under, from its namespace (src/cache/keys.ts): a remembered
+ * 404 counts with the cache it stands in for (an unknown contract's ABI with the ABIs, a node
+ * route's with the node routes), never as a read-only call.
+ */
+export function cacheEndpointOf(key: string): CacheEndpoint {
+  return namespaceOfKey(key)?.space ?? 'other';
+}
 
 export interface MetricSources {
   /** The upstreams (read when scraped; undefined until built, or with an injected node). */

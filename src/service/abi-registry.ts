@@ -17,6 +17,7 @@ import { isContractAbi } from '../clarity/abi-shape.js';
 import type { ContractAbi } from '../clarity/index.js';
 import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
+import { INTERFACE } from '../upstream/endpoints.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { RenderedAnswer } from './answer.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
@@ -191,7 +192,11 @@ export class AbiRegistry {
     const unknown = bust ? undefined : await this.#unknown.lookup(ref);
     if (unknown !== undefined) throw unknown;
     try {
-      const { abi } = await this.node.getContractInterface(ref.network, ref.address, ref.contractName, ctx);
+      const { abi } = await this.node.send(
+        INTERFACE,
+        { network: ref.network, params: { address: ref.address, contract: ref.contractName }, read: 'abi' },
+        ctx,
+      );
       return JSON.stringify(abi);
     } catch (err) {
       throw await this.#unknown.remember(ref, err);

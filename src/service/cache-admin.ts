@@ -1,11 +1,21 @@
 /**
  * Explicit removal of cache entries (the interface's "until explicitly removed"), ABI
- * warming and statistics, for the admin API. Removal is by key prefix (see cache/keys.ts),
- * through the store interface, so it works on every store.
+ * warming and statistics, for the admin API. Removal and counting are by key prefix, walking
+ * the namespaces of cache/keys.ts and the routes of the endpoint table, through the store
+ * interface, so they work on every store and cover every entry the gateway writes.
  */
-import { ABI_PREFIX, abiKey, READ_ONLY_PREFIX, readOnlyPrefix, UNKNOWN_ABI_PREFIX } from '../cache/keys.js';
+import {
+  ABI_PREFIX,
+  abiKey,
+  KEY_NAMESPACES,
+  nodeRoutePrefix,
+  READ_ONLY_PREFIX,
+  readOnlyPrefix,
+} from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
 import { GatewayError, isGatewayError } from '../errors.js';
+import { NETWORKS } from '../network.js';
+import { type CacheClass, NODE_ENDPOINTS } from '../upstream/endpoints.js';
 import type { AbiRegistry } from './abi-registry.js';
 import type { ContractRef } from './contract-ref.js';
 import { parseContractRef } from './contract-ref.js';
@@ -81,11 +91,14 @@ export class CacheAdmin {
     return deleted;
   }
 
-  /** Everything: results and ABIs. */
+  /** Everything: read-only results, ABIs and node route answers, in every namespace. */
   async invalidateAll(): Promise<number> {
-    const deleted = (await this.deletePrefix(READ_ONLY_PREFIX)) + (await this.deletePrefix(ABI_PREFIX));
-    // Remembered 404s are not entries a caller counts; they go too, uncounted.
-    await this.deletePrefix(UNKNOWN_ABI_PREFIX);
+    let deleted = 0;
+    for (const ns of KEY_NAMESPACES) {
+      const removed = await this.deletePrefix(ns.prefix);
+      // Remembered 404s are not entries a caller counts; they go too, uncounted.
+      if (!ns.unknown) deleted += removed;
+    }
     this.abis.forget();
     return deleted;
   }
@@ -112,14 +125,41 @@ export class CacheAdmin {
   }
 
   async stats(): Promise<Record<string, unknown>> {
-    const [abiKeys, resultKeys] = await Promise.all([this.#list(ABI_PREFIX), this.#list(READ_ONLY_PREFIX)]);
+    const [abiKeys, resultKeys, nodeRoutes] = await Promise.all([
+      this.#list(ABI_PREFIX),
+      this.#list(READ_ONLY_PREFIX),
+      this.#nodeRouteCounts(),
+    ]);
     return {
       store: this.cache.kind,
-      entries: { abis: abiKeys.length, readOnlyResults: resultKeys.length },
+      entries: { abis: abiKeys.length, readOnlyResults: resultKeys.length, nodeRoutes },
       hotTierEntries: this.cache.hotEntries,
       hotTierBytes: this.cache.hotBytes,
       abiMemoBytes: this.abis.memoBytes,
       inflightLoads: this.cache.inflight,
     };
+  }
+
+  /**
+   * The node route answers held, by cache class: each cached route of the endpoint table, on
+   * each network, counted under its own key prefix. Call-read's and the interface's entries are
+   * the read-only results and ABIs counted beside them (their services keep them there).
+   */
+  async #nodeRouteCounts(): Promise<Partial<Record<CacheClass, number>>> {
+    const counts: Partial<Record<CacheClass, number>> = {};
+    const cached = NODE_ENDPOINTS.filter(
+      (e) => e.service === undefined && e.cache !== 'never' && e.cache !== 'broadcast',
+    );
+    for (const endpoint of cached) counts[endpoint.cache] = 0;
+    const tallies = await Promise.all(
+      cached.flatMap((endpoint) =>
+        NETWORKS.map(async (network) => {
+          const prefix = nodeRoutePrefix(network, endpoint.name);
+          return { cache: endpoint.cache, n: await this.#store('list', () => this.cache.count(prefix)) };
+        }),
+      ),
+    );
+    for (const { cache, n } of tallies) counts[cache] = (counts[cache] ?? 0) + n;
+    return counts;
   }
 }

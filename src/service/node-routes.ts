@@ -20,7 +20,7 @@ import { isValidClarityName, isValidContractName } from '../clarity/index.js';
 import { networkOfAddress, parseContractAddress, principalProblem } from '../clarity/principal.js';
 import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
-import type { NodeEndpoint, ParamKind } from '../upstream/endpoints.js';
+import { type NodeEndpoint, type ParamKind, queryOf } from '../upstream/endpoints.js';
 import type { ForwardedAnswer, NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { CacheView } from './cache-status.js';
 import { truncate } from './contract-ref.js';
@@ -92,7 +92,7 @@ export class NodeRouteService {
 
   constructor(
     private readonly cache: ReadThroughCache,
-    private readonly node: Required<Pick<NodeApi, 'send'>>,
+    private readonly node: Pick<NodeApi, 'send'>,
     private readonly settings: NodeRouteSettings,
   ) {}
 
@@ -100,15 +100,16 @@ export class NodeRouteService {
     const { endpoint } = req;
     const network = this.#networkOf(req);
     const params = Object.keys(endpoint.params).map((name) => req.params[name] ?? '');
-    const query = queryOf(req);
-    const pinned = parseTipQuery(req.query['tip']) !== undefined;
-    const path = pathOf(endpoint, req.params) + (query === '' ? '' : `?${query}`);
+    const checked = checkedQuery(req);
+    const query = queryOf(endpoint, checked);
+    const pinned = checked['tip'] !== undefined;
     const forward = (opts: { maxAttempts?: number; budgetWaitMs?: number } = {}) =>
       this.node.send(
-        network,
+        endpoint,
         {
-          method: endpoint.method,
-          path,
+          network,
+          params: req.params,
+          query: checked,
           body: req.body,
           // Timeless and pinned answers may come from a lagging upstream; current state may not.
           latest: !pinned && (endpoint.cache === 'latest' || endpoint.cache === 'account'),
@@ -329,30 +330,23 @@ function transactionNetwork(body: NodeRouteRequest['body']): Network {
   );
 }
 
-/** The query the node takes, checked (tip strictly) and in a fixed order: forwarded and keyed. */
-function queryOf(req: NodeRouteRequest): string {
-  const parts: string[] = [];
+/** The query parameters the node takes, checked (tip strictly); queryOf orders them. */
+function checkedQuery(req: NodeRouteRequest): Record<string, string | undefined> {
+  const checked: Record<string, string | undefined> = {};
   for (const name of req.endpoint.query) {
     const raw = req.query[name];
-    if (name === 'tip') {
-      const tip = parseTipQuery(raw);
-      if (tip !== undefined) parts.push(`tip=${tip}`);
-    } else if (raw !== undefined && raw !== '') {
+    if (name === 'tip') checked[name] = parseTipQuery(raw);
+    else if (raw !== undefined && raw !== '') {
       if (raw !== '0' && raw !== '1') {
         throw new GatewayError('VALIDATION_ERROR', 'proof must be 0 or 1', {
           field: 'proof',
           value: truncate(raw),
         });
       }
-      parts.push(`proof=${raw}`);
+      checked[name] = raw;
     }
   }
-  return parts.join('&');
-}
-
-/** The descriptor's path with its parameters filled in. */
-function pathOf(endpoint: NodeEndpoint, params: Readonly<Record<string, string>>): string {
-  return endpoint.path.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  return checked;
 }
 
 /** A stored answer, or undefined when the value is not one this service wrote. */

@@ -18,6 +18,7 @@ import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
 import { type AnswerOrigin, GatewayError, isGatewayError } from '../errors.js';
 import type { Network } from '../network.js';
+import { CALL_READ } from '../upstream/endpoints.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
 import type { LaneReuse, RenderedAnswer } from './answer.js';
@@ -392,14 +393,15 @@ export class ReadOnlyService {
       );
     }
     checkArguments([...call.args], fn, call.ref.id);
-    const { result, tipHeight } = await this.node.callReadOnly(
-      call.ref.network,
-      call.ref.address,
-      call.ref.contractName,
-      call.functionName,
-      { sender: call.sender, arguments: call.argsHex },
+    const { result, tipHeight } = await this.node.send(
+      CALL_READ,
       {
-        ...(call.tip === undefined ? {} : { tip: call.tip }),
+        network: call.ref.network,
+        params: { address: call.ref.address, contract: call.ref.contractName, function: call.functionName },
+        query: { tip: call.tip },
+        body: JSON.stringify({ sender: call.sender, arguments: call.argsHex }),
+        latest: call.tip === undefined,
+        read: 'result',
         // A stale answer is at hand (stale-if-error): one attempt, no retries, no queueing for a token.
         ...(lc.staleAtHand ? { maxAttempts: 1, budgetWaitMs: 0 } : {}),
       },

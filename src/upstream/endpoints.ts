@@ -1,9 +1,12 @@
 /**
  * The node routes the gateway serves, one descriptor each (docs/node-routes.md): how the
  * request is recognised and checked, how it is cached, and where it goes. Everything else
- * follows from the table: the HTTP routes (src/http/routes/node-routes.ts), the cache key
- * (src/cache/keys.ts nodeKey), the cache policy (src/service/node-routes.ts) and the upstream
- * request (StacksNodeClient.send). Adding a cacheable node route is one entry here.
+ * follows from the table: the HTTP routes and their schemas (src/http/routes/node-routes.ts),
+ * the cache keys (src/cache/keys.ts), the cache policy (src/service/node-routes.ts), what the
+ * admin API removes and counts (src/service/cache-admin.ts) and every upstream request
+ * (StacksNodeClient.send). The gateway's own reads of a node go through the same descriptors:
+ * the read-only call path, the ABI fetch, the tip's /v2/info and the event observer's
+ * contract sources. Adding a cacheable node route is one entry here.
  *
  * Two routes keep services of their own behind the same descriptor: call-read answers from the
  * read-only service (ABI checks, argument canonicalisation, the shared entry with
@@ -28,8 +31,20 @@ export type ParamKind = 'address' | 'contract' | 'name' | 'principal' | 'txid';
 /** Which network a request goes to when no /mainnet or /testnet prefix fixes it. */
 export type NetworkSource = 'address' | 'principal' | 'transaction' | 'default';
 
-/** How the body is taken: none, JSON forwarded as received, or a transaction (bytes or JSON). */
-export type BodyKind = 'none' | 'json' | 'transaction';
+/**
+ * How the body is taken: none, JSON forwarded as received, a read-only call's
+ * `{sender, arguments}` (checked against its schema, then sent in the node's form), or a
+ * transaction (bytes or JSON).
+ */
+export type BodyKind = 'none' | 'json' | 'call' | 'transaction';
+
+/**
+ * What the gateway takes out of a route's 2xx when it asks for itself rather than for a client
+ * (StacksNodeClient.send with `read`): the checks the answer must pass before it is used or
+ * kept. 'result': {okay:true,result:"0x…"} (okay:false is the node's refusal); 'abi': a
+ * contract interface of the right shape; 'info': a /v2/info with a numeric stacks_tip_height.
+ */
+export type Reading = 'result' | 'abi' | 'info';
 
 export interface NodeEndpoint {
   /** Short name: metrics label, key namespace part, OpenAPI operation. */
@@ -53,7 +68,11 @@ export interface NodeEndpoint {
   readonly provenBy?: 'contract' | 'function';
   /** Served by a service of its own (see the module comment) instead of the generic read. */
   readonly service?: 'read-only' | 'abi';
+  /** How the gateway reads the answer for itself, when it does (see Reading). */
+  readonly reads?: Reading;
   readonly summary: string;
+  /** The OpenAPI description, when the route says more than where it is forwarded. */
+  readonly description?: string;
   /**
    * What the OpenAPI document prefills ("Try it out"), written for the demo's local chain: a
    * value for every path parameter, and the body.
@@ -63,6 +82,8 @@ export interface NodeEndpoint {
 
 /** The local chain's deployer and its contracts, which the examples name. */
 const DEMO = 'ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM';
+const DEMO_HOLDER = 'ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5';
+const DEMO_HOLDER_HEX = '0x051a7321b74e2b6a7e949e6c4ad313035b1665095017';
 const DEMO_TX = `0x${'0'.repeat(64)}`;
 
 const CONTRACT = { address: 'address', contract: 'contract' } as const;
@@ -90,7 +111,10 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     cache: 'immutable',
     network: 'address',
     service: 'abi',
+    reads: 'abi',
     summary: "A contract's ABI (the node's JSON, cached indefinitely)",
+    description:
+      "The Stacks node's own interface endpoint, answered from the gateway's ABI cache (the entry GET /contract-calls/abi reads), checked before it is kept. The network follows the address.",
     example: { params: { address: DEMO, contract: 'demo-dao' } },
   },
   {
@@ -162,14 +186,18 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     path: '/v2/contracts/call-read/:address/:contract/:function',
     params: { ...CONTRACT, function: 'name' },
     query: ['tip'],
-    body: 'json',
+    body: 'call',
     cache: 'latest',
     network: 'address',
     service: 'read-only',
+    reads: 'result',
     summary: 'A read-only call in the node shape (the cache of /contract-calls/read-only)',
+    description:
+      "The Stacks node's own call-read endpoint, answered from the gateway's cache with the same coalescing, budget and headers (Cache-Status, Age, X-Canonical-Stacks-Tip-Height) as POST /contract-calls/read-only; its block bound is NODE_MAX_BLOCKS. Answers in the node's shape: {okay:true,result} (an (err …) result included) or the node's {okay:false,cause}. The network follows the address.",
     example: {
-      params: { address: DEMO, contract: 'demo-token', function: 'get-name' },
-      body: { sender: DEMO, arguments: [] },
+      params: { address: DEMO, contract: 'demo-token', function: 'get-balance' },
+      // wallet_1 of the local chain, which holds demo tokens, and its serialized principal
+      body: { sender: DEMO_HOLDER, arguments: [DEMO_HOLDER_HEX] },
     },
   },
   {
@@ -209,6 +237,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     body: 'none',
     cache: 'timed',
     network: 'default',
+    reads: 'info',
     summary: "The node's view of the chain (cached for CHAIN_TIP_MAX_AGE_MS)",
     example: {},
   },
@@ -306,3 +335,39 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
 
 /** The path prefixes that fix the network of every node route under them. */
 export const NETWORK_PREFIXES = ['/mainnet', '/testnet'] as const;
+
+/** The descriptor of a route by its name; a name not in the table is a programming error. */
+export function endpointNamed(name: string): NodeEndpoint {
+  const found = NODE_ENDPOINTS.find((e) => e.name === name);
+  if (found === undefined) throw new TypeError(`no node route is named ${name}`);
+  return found;
+}
+
+/** The routes the gateway also reads for itself (the read-only call, ABIs, the tip, sources). */
+export const CALL_READ = endpointNamed('call-read');
+export const INTERFACE = endpointNamed('interface');
+export const INFO = endpointNamed('info');
+export const SOURCE = endpointNamed('source');
+
+/** The descriptor's path with its parameters filled in (each URL-encoded). */
+export function pathOf(endpoint: NodeEndpoint, params: Readonly<Record<string, string>>): string {
+  return endpoint.path.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+}
+
+/**
+ * The query of a request as the node takes it: the descriptor's parameters that have a value,
+ * in the descriptor's order (`tip=…&proof=…`), without the '?'. The same text is forwarded and
+ * is part of the cache key, so that one request is one entry however its query was written.
+ */
+export function queryOf(
+  endpoint: NodeEndpoint,
+  values: Readonly<Record<string, string | undefined>> | undefined,
+): string {
+  if (values === undefined) return '';
+  const parts: string[] = [];
+  for (const name of endpoint.query) {
+    const value = values[name];
+    if (value !== undefined) parts.push(`${name}=${encodeURIComponent(value)}`);
+  }
+  return parts.join('&');
+}

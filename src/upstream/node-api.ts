@@ -1,15 +1,19 @@
 /**
- * What the gateway needs from a Stacks node. The undici client in stacks-node.ts implements
- * it; keeping the service on this narrow interface keeps routes and caching rules free of
- * transport details (and lets tests stand a plain object in for the node).
+ * What the gateway needs from a Stacks node: one method, `send(descriptor, call)`, for every
+ * request it makes of a node, a client's node route and the gateway's own reads alike (the
+ * read-only call, an ABI, /v2/info). The route's path, query and method come from its
+ * descriptor in the endpoint table (endpoints.ts), never from the caller. The undici client in
+ * stacks-node.ts implements it; keeping the services on this narrow interface keeps routes and
+ * caching rules free of transport details (and lets tests stand a plain object in for the node).
  *
  * Every successful answer carries, besides its value, which upstream gave it and the chain
  * tip height that upstream reported (X-Canonical-Stacks-Tip-Height), when it did. That is
- * what tip knowledge per network and per-upstream lag are built from. The answer
- * keeps its value under a named field (`result`, `abi`, `info`) rather than a generic
- * `value`, so call sites read as what they hold.
+ * what tip knowledge per network and per-upstream lag are built from. A checked answer keeps
+ * its value under a named field (`result`, `abi`, `info`) rather than a generic `value`, so
+ * call sites read as what they hold.
  */
 import type { Network } from '../network.js';
+import type { NodeEndpoint, Reading } from './endpoints.js';
 import type { OutgoingBody } from './transport.js';
 
 /** Where an answer came from. */
@@ -21,13 +25,6 @@ export interface AnswerMeta {
 }
 
 export type NodeAnswer<T extends object> = T & AnswerMeta;
-
-export interface ReadOnlyRequestBody {
-  /** Principal used as tx-sender. */
-  readonly sender: string;
-  /** Serialized Clarity values, 0x hex. */
-  readonly arguments: string[];
-}
 
 /**
  * Who a call is made for, passed down from the HTTP layer as an optional last argument: the
@@ -85,15 +82,7 @@ export interface CallOptions {
   readonly elsewhereOnly?: boolean;
 }
 
-export interface ReadOnlyCallOptions extends CallOptions {
-  /** Evaluate at this block (index block hash), not at the upstream's tip. */
-  readonly tip?: string;
-}
-
-/** A read-only call's answer: the serialized Clarity value, 0x hex. */
-export type ReadOnlyAnswer = NodeAnswer<{ readonly result: string }>;
-
-/** The node's ABI document; only `functions` is checked, the rest passes through. */
+/** The node's ABI document; only its shape is checked, the rest passes through. */
 export interface UpstreamContractInterface {
   functions: unknown[];
   [key: string]: unknown;
@@ -107,20 +96,35 @@ export interface UpstreamNodeInfo {
   [key: string]: unknown;
 }
 
-export type ContractInterfaceAnswer = NodeAnswer<{ readonly abi: UpstreamContractInterface }>;
-export type NodeInfoAnswer = NodeAnswer<{ readonly info: UpstreamNodeInfo }>;
-
-/** A node route's request as forwarded (src/upstream/endpoints.ts). */
-export interface ForwardRequest extends CallOptions {
-  readonly method: 'GET' | 'POST';
-  /** Path and query, relative to the upstream's base URL. */
-  readonly path: string;
-  /** The client's body, passed through with its content type. */
+/** One request of a node route (endpoints.ts), as the caller describes it. */
+export interface NodeCall extends CallOptions {
+  readonly network: Network;
+  /** The descriptor's path parameters, as routed (the client encodes them into the path). */
+  readonly params?: Readonly<Record<string, string>> | undefined;
+  /** Values of the descriptor's query parameters, already checked (queryOf orders them). */
+  readonly query?: Readonly<Record<string, string | undefined>> | undefined;
+  /** The body: JSON text, or bytes or text with their content type (passed through). */
   readonly body?: OutgoingBody | undefined;
-  /** A read at the current tip (lagging upstreams skipped); false for pinned and timeless reads. */
-  readonly latest: boolean;
+  /**
+   * A read at the current tip (lagging upstreams skipped; the default); false for pinned and
+   * timeless reads, which a lagging upstream may serve.
+   */
+  readonly latest?: boolean | undefined;
   /** One attempt on one upstream, never resent (a broadcast). */
-  readonly once?: boolean;
+  readonly once?: boolean | undefined;
+  /**
+   * Read the answer for the gateway itself, checked as the descriptor's `reads` says (it must
+   * name the same reading); absent = the node's answer as it gave it, for a client.
+   */
+  readonly read?: Reading | undefined;
+}
+
+/** What each reading takes out of the node's answer. */
+export interface Readings {
+  /** A read-only call's serialized Clarity value, 0x hex. */
+  readonly result: { readonly result: string };
+  readonly abi: { readonly abi: UpstreamContractInterface };
+  readonly info: { readonly info: UpstreamNodeInfo };
 }
 
 /**
@@ -133,28 +137,22 @@ export interface ForwardedAnswer {
   readonly body: string;
 }
 
+/** What send answers for a call: the checked value of its reading, else the node's answer. */
+export type AnswerOf<C extends NodeCall> = C extends { readonly read: infer R extends Reading }
+  ? Readings[R]
+  : ForwardedAnswer;
+
 export interface NodeApi {
-  /** Any node route's request (the endpoint table); absent in test doubles that do not need it. */
-  send?(network: Network, req: ForwardRequest, ctx?: RequestContext): Promise<NodeAnswer<ForwardedAnswer>>;
-  /** POST /v2/contracts/call-read/{address}/{contract}/{function}[?tip=] */
-  callReadOnly(
-    network: Network,
-    address: string,
-    contractName: string,
-    functionName: string,
-    body: ReadOnlyRequestBody,
-    opts?: ReadOnlyCallOptions,
+  /**
+   * One request of a node route: its descriptor gives the method, path and query; `call` the
+   * network, parameters, body and how attempts may be spent. Transient failures are retried
+   * and failed over; what every attempt failed with is raised as the gateway's own error.
+   */
+  send<C extends NodeCall>(
+    endpoint: NodeEndpoint,
+    call: C,
     ctx?: RequestContext,
-  ): Promise<ReadOnlyAnswer>;
-  /** GET /v2/contracts/interface/{address}/{contract} */
-  getContractInterface(
-    network: Network,
-    address: string,
-    contractName: string,
-    ctx?: RequestContext,
-  ): Promise<ContractInterfaceAnswer>;
-  /** GET /v2/info: the node's view of the chain tip. */
-  getInfo(network: Network, opts?: CallOptions, ctx?: RequestContext): Promise<NodeInfoAnswer>;
+  ): Promise<NodeAnswer<AnswerOf<C>>>;
   /**
    * GET /v2/info of up to `most` distinct upstreams of network at once (one attempt each, one
    * budget token each): the first tip a process believes is their median. The answers that came.

@@ -1,8 +1,10 @@
 /**
- * The Stacks node RPC endpoints the gateway uses (Hiro's API by default; docs/api.md
- * "Upstream: the Stacks node RPC", "Errors and HTTP status"): their paths, and what their
- * answers must look like. The loop of attempts, budgets and retries is attempts.ts; one HTTP
- * exchange is transport.ts; the generic status mapping is outcomes.ts.
+ * The one client of the Stacks node RPC (Hiro's API by default; docs/api.md "Upstream: the
+ * Stacks node RPC", "Errors and HTTP status"): `send(descriptor, call)` for every request, its
+ * method, path and query from the endpoint table (endpoints.ts), and, when the gateway reads
+ * an answer for itself, what that answer must look like. The loop of attempts, budgets and
+ * retries is attempts.ts; one HTTP exchange is transport.ts; the generic status mapping is
+ * outcomes.ts.
  *
  * | answer                                             | result                                       |
  * |----------------------------------------------------|----------------------------------------------|
@@ -24,26 +26,29 @@
 import type { Dispatcher } from 'undici';
 import { abiShapeProblem } from '../clarity/abi-shape.js';
 import type { Config, Network } from '../config/index.js';
-import { GatewayError } from '../errors.js';
 import type { SecretRedactor } from '../config/redact.js';
-import { type Answered, type AttemptEvent, Attempts, type UpstreamLogger } from './attempts.js';
+import { GatewayError } from '../errors.js';
+import {
+  type Answered,
+  type AttemptEvent,
+  Attempts,
+  type RunOptions,
+  type UpstreamLogger,
+} from './attempts.js';
 import type { Budget } from './budget/budget.js';
+import { INFO, type NodeEndpoint, pathOf, queryOf, type Reading } from './endpoints.js';
 import type {
-  CallOptions,
-  ContractInterfaceAnswer,
+  AnswerOf,
   ForwardedAnswer,
-  ForwardRequest,
   NodeAnswer,
   NodeApi,
-  NodeInfoAnswer,
-  ReadOnlyAnswer,
-  ReadOnlyCallOptions,
-  ReadOnlyRequestBody,
+  NodeCall,
+  Readings,
   RequestContext,
   UpstreamContractInterface,
   UpstreamNodeInfo,
 } from './node-api.js';
-import { describe, reasonOf, type Target, type Verdict } from './outcomes.js';
+import { describe, reasonOf, type Target, type UpstreamKind, type Verdict } from './outcomes.js';
 import { createDefaultPool, type Upstream, type UpstreamPool } from './pool.js';
 import { type HttpResponse, Transport } from './transport.js';
 
@@ -146,194 +151,138 @@ export class StacksNodeClient implements NodeApi {
     };
   }
 
-  async callReadOnly(
-    network: Network,
-    address: string,
-    contractName: string,
-    functionName: string,
-    body: ReadOnlyRequestBody,
-    opts: ReadOnlyCallOptions = {},
-    ctx?: RequestContext,
-  ): Promise<ReadOnlyAnswer> {
-    const query = opts.tip === undefined ? '' : `?tip=${encodeURIComponent(opts.tip)}`;
-    const target: Target = {
-      network,
-      kind: 'call-read',
-      method: 'POST',
-      path: `/v2/contracts/call-read/${encodeURIComponent(address)}/${encodeURIComponent(contractName)}/${encodeURIComponent(functionName)}${query}`,
-    };
-    const payload = JSON.stringify({ sender: body.sender, arguments: body.arguments });
-    const answer = await this.#attempts.run<string>(
-      target,
-      payload,
-      (res) => {
-        const json = parseJson(res.body);
-        if (json === PARSE_FAILED) return garbage(target, res.status);
-        if (!isRecord(json) || typeof json['okay'] !== 'boolean') {
-          return malformed(target, 'the answer has no boolean "okay"');
-        }
-        if (json['okay'] === true) {
-          const result = json['result'];
-          if (typeof result !== 'string' || !HEX_RESULT.test(result)) {
-            return malformed(target, 'okay:true without a 0x hex "result"');
-          }
-          return { type: 'ok', outcome: 'ok', value: result };
-        }
-        const cause = this.#clean(
-          typeof json['cause'] === 'string' ? json['cause'] : JSON.stringify(json['cause'] ?? null),
-        );
-        if (cause.includes('NoSuchContract')) {
-          return {
-            type: 'final',
-            outcome: 'okay-false',
-            error: new GatewayError(
-              'UPSTREAM_API_ERROR',
-              `contract ${address}.${contractName} not found on ${describe(target)}: ${cause}`,
-              { cause, retryable: false },
-              { status: 404 },
-            ),
-          };
-        }
-        return {
-          type: 'final',
-          outcome: 'okay-false',
-          error: new GatewayError(
-            'UPSTREAM_API_ERROR',
-            `upstream node refused the read-only call on ${describe(target)}: ${cause}`,
-            { cause, retryable: false },
-            { status: 422 },
-          ),
-        };
-      },
-      (res) => {
-        // A node that does not know the pinned block answers 404: another upstream may know it.
-        if (opts.tip === undefined || res.status !== 404) return undefined;
-        const tip = opts.tip;
-        return {
-          type: 'retry',
-          outcome: 'not-found',
-          elsewhereOnly: true,
-          error: (attempts) =>
-            new GatewayError(
-              'UPSTREAM_API_ERROR',
-              `block ${tip} is unknown to the ${network} upstream${attempts > 1 ? `s (asked ${attempts})` : ''}: ${describe(target)} answered 404`,
-              { tip, retryable: false, upstreamStatus: 404, reason: reasonOf(404), attempts },
-              { status: 404, upstreamText: res.body.slice(0, 500) },
-            ),
-        };
-      },
-      {
-        latest: opts.tip === undefined,
-        context: ctx,
-        maxAttempts: opts.maxAttempts,
-        budgetWaitMs: opts.budgetWaitMs,
-      },
-    );
-    return withMeta({ result: answer.value }, answer);
-  }
-
-  async getContractInterface(
-    network: Network,
-    address: string,
-    contractName: string,
-    ctx?: RequestContext,
-  ): Promise<ContractInterfaceAnswer> {
-    const target: Target = {
-      network,
-      kind: 'interface',
-      method: 'GET',
-      path: `/v2/contracts/interface/${encodeURIComponent(address)}/${encodeURIComponent(contractName)}`,
-    };
-    const answer = await this.#attempts.run<UpstreamContractInterface>(
-      target,
-      undefined,
-      (res) => {
-        const json = parseJson(res.body);
-        if (json === PARSE_FAILED) return garbage(target, res.status);
-        // The whole shape, not just `functions`: a malformed ABI must not be cached.
-        const problem = abiShapeProblem(json);
-        if (problem !== undefined) return malformed(target, problem);
-        return { type: 'ok', outcome: 'ok', value: json as UpstreamContractInterface };
-      },
-      (res) => {
-        if (res.status === 404 && /no contract interface/i.test(res.body)) {
-          return {
-            type: 'final',
-            outcome: 'not-found',
-            error: new GatewayError(
-              'UPSTREAM_API_ERROR',
-              `contract ${address}.${contractName} not found on ${describe(target)}`,
-              { retryable: false, upstreamStatus: 404 },
-              { status: 404 },
-            ),
-          };
-        }
-        return undefined;
-      },
-      { context: ctx },
-    );
-    return withMeta({ abi: answer.value }, answer);
-  }
-
   /**
-   * Any node route (the endpoint table): the node's answer as it gave it, whatever its status,
-   * except the transient ones (5xx, 429), which are retried and failed over like every read's
-   * and, when every attempt failed, raised as the gateway's own error.
+   * Any request of a node route (the endpoint table), its path and query from the descriptor.
+   * Without `read`, the node's answer as it gave it, whatever its status, except the transient
+   * ones (5xx, 429), which are retried and failed over like every read's and, when every
+   * attempt failed, raised as the gateway's own error. With `read`, the gateway's own read:
+   * the answer is checked as the reading says (see the module comment) before it is used.
    */
-  async send(
-    network: Network,
-    req: ForwardRequest,
+  async send<C extends NodeCall>(
+    endpoint: NodeEndpoint,
+    call: C,
     ctx?: RequestContext,
-  ): Promise<NodeAnswer<ForwardedAnswer>> {
-    const target: Target = { network, kind: 'node', method: req.method, path: req.path };
-    const passThrough = (res: HttpResponse): Verdict<ForwardedAnswer> => {
-      const type = res.headers['content-type'];
-      return {
-        type: 'ok',
-        outcome: 'ok',
-        value: {
-          status: res.status,
-          contentType: this.#clean((Array.isArray(type) ? type[0] : type) ?? 'application/octet-stream'),
-          body: this.#clean(res.body),
-        },
-      };
+  ): Promise<NodeAnswer<AnswerOf<C>>> {
+    const read = call.read;
+    if (read !== undefined && endpoint.reads !== read) {
+      throw new TypeError(`the ${endpoint.name} route is not read as ${read}`);
+    }
+    const target = targetOf(endpoint, call);
+    const options: RunOptions = {
+      latest: call.latest,
+      context: ctx,
+      once: call.once,
+      maxAttempts: call.maxAttempts,
+      budgetWaitMs: call.budgetWaitMs,
+      elsewhereOnly: call.elsewhereOnly,
     };
-    const answer = await this.#attempts.run<ForwardedAnswer>(
-      target,
-      req.body,
-      passThrough,
-      (res) => (res.status === 429 || res.status >= 500 ? undefined : passThrough(res)),
-      {
-        latest: req.latest,
-        context: ctx,
-        once: req.once,
-        maxAttempts: req.maxAttempts,
-        budgetWaitMs: req.budgetWaitMs,
-      },
-    );
-    return withMeta(answer.value, answer);
+    const answered = await this.#run(target, call, read, options);
+    if (read === 'info') {
+      const { info } = answered.value as Readings['info'];
+      // The body's tip is the node's own view; it counts as a report for the upstream's lag.
+      answered.upstream.stats.observeTip(info.stacks_tip_height);
+      this.#onInfo?.(call.network, info);
+    }
+    return withMeta(answered.value as AnswerOf<C>, answered);
   }
 
-  async getInfo(network: Network, opts: CallOptions = {}, ctx?: RequestContext): Promise<NodeInfoAnswer> {
-    const target: Target = { network, kind: 'info', method: 'GET', path: '/v2/info' };
-    const answer = await this.#attempts.run<UpstreamNodeInfo>(
-      target,
-      undefined,
-      (res) => checkInfo(target, res.body, res.status),
-      undefined,
-      { context: ctx, maxAttempts: opts.maxAttempts, elsewhereOnly: opts.elsewhereOnly },
+  /** The attempts of one call, with the checks of its reading (or none: pass-through). */
+  #run(
+    target: Target,
+    call: NodeCall,
+    read: Reading | undefined,
+    options: RunOptions,
+  ): Promise<Answered<object>> {
+    const attempts = this.#attempts;
+    switch (read) {
+      case undefined: {
+        const passThrough = (res: HttpResponse): Verdict<ForwardedAnswer> => {
+          const type = res.headers['content-type'];
+          return {
+            type: 'ok',
+            outcome: 'ok',
+            value: {
+              status: res.status,
+              contentType: this.#clean((Array.isArray(type) ? type[0] : type) ?? 'application/octet-stream'),
+              body: this.#clean(res.body),
+            },
+          };
+        };
+        return attempts.run<ForwardedAnswer>(
+          target,
+          call.body,
+          passThrough,
+          (res) => (res.status === 429 || res.status >= 500 ? undefined : passThrough(res)),
+          options,
+        );
+      }
+      case 'result':
+        return attempts.run(
+          target,
+          call.body,
+          (res) => this.#checkResult(target, call, res),
+          (res) => pinnedNotFound(target, call, res),
+          options,
+        );
+      case 'abi':
+        return attempts.run(
+          target,
+          call.body,
+          (res) => checkAbi(target, res),
+          (res) => abiNotFound(target, call, res),
+          options,
+        );
+      case 'info':
+        return attempts.run(target, call.body, (res) => checkInfo(target, res), undefined, options);
+    }
+  }
+
+  /** A read-only call's 2xx: {okay:true,result:"0x.."}, or the node's refusal (see the table above). */
+  #checkResult(target: Target, call: NodeCall, res: HttpResponse): Verdict<Readings['result']> {
+    const json = parseJson(res.body);
+    if (json === PARSE_FAILED) return garbage(target, res.status);
+    if (!isRecord(json) || typeof json['okay'] !== 'boolean') {
+      return malformed(target, 'the answer has no boolean "okay"');
+    }
+    if (json['okay'] === true) {
+      const result = json['result'];
+      if (typeof result !== 'string' || !HEX_RESULT.test(result)) {
+        return malformed(target, 'okay:true without a 0x hex "result"');
+      }
+      return { type: 'ok', outcome: 'ok', value: { result } };
+    }
+    const cause = this.#clean(
+      typeof json['cause'] === 'string' ? json['cause'] : JSON.stringify(json['cause'] ?? null),
     );
-    // The body's tip is the node's own view; it counts as a report for the upstream's lag.
-    answer.upstream.stats.observeTip(answer.value.stacks_tip_height);
-    this.#onInfo?.(network, answer.value);
-    return withMeta({ info: answer.value }, answer);
+    if (cause.includes('NoSuchContract')) {
+      return {
+        type: 'final',
+        outcome: 'okay-false',
+        error: new GatewayError(
+          'UPSTREAM_API_ERROR',
+          `contract ${contractOf(call)} not found on ${describe(target)}: ${cause}`,
+          { cause, retryable: false },
+          { status: 404 },
+        ),
+      };
+    }
+    return {
+      type: 'final',
+      outcome: 'okay-false',
+      error: new GatewayError(
+        'UPSTREAM_API_ERROR',
+        `upstream node refused the read-only call on ${describe(target)}: ${cause}`,
+        { cause, retryable: false },
+        { status: 422 },
+      ),
+    };
   }
 
   async infoRound(network: Network, most: number): Promise<UpstreamNodeInfo[]> {
     const chosen = this.pool.upstreams(network).slice(0, Math.max(1, most));
     // A token within the budget's queue limit, like any request of the upstream.
     const verdicts = await Promise.all(chosen.map((upstream) => this.#infoOf(upstream, undefined)));
-    return verdicts.flatMap((v) => (v?.type === 'ok' ? [v.value] : []));
+    return verdicts.flatMap((v) => (v?.type === 'ok' ? [v.value.info] : []));
   }
 
   /**
@@ -352,20 +301,18 @@ export class StacksNodeClient implements NodeApi {
   async #infoOf(
     upstream: Upstream,
     maxWaitMs: number | undefined,
-  ): Promise<Verdict<UpstreamNodeInfo> | undefined> {
+  ): Promise<Verdict<Readings['info']> | undefined> {
     if (this.#transport.closed) return undefined;
     try {
       await upstream.budget.take(maxWaitMs);
     } catch {
       return undefined;
     }
-    const target: Target = { network: upstream.network, kind: 'info', method: 'GET', path: '/v2/info' };
-    const verdict = await this.#attempts.once(upstream, target, (res) =>
-      checkInfo(target, res.body, res.status),
-    );
+    const target = targetOf(INFO, { network: upstream.network, read: 'info' });
+    const verdict = await this.#attempts.once(upstream, target, (res) => checkInfo(target, res));
     if (verdict.type === 'ok') {
-      upstream.stats.observeTip(verdict.value.stacks_tip_height);
-      this.#onInfo?.(upstream.network, verdict.value);
+      upstream.stats.observeTip(verdict.value.info.stacks_tip_height);
+      this.#onInfo?.(upstream.network, verdict.value.info);
     }
     return verdict;
   }
@@ -381,7 +328,7 @@ export class StacksNodeClient implements NodeApi {
   ): Promise<{ info: UpstreamNodeInfo } | { failure: string } | undefined> {
     const verdict = await this.#infoOf(upstream, 0);
     if (verdict === undefined) return undefined;
-    if (verdict.type === 'ok') return { info: verdict.value };
+    if (verdict.type === 'ok') return verdict.value;
     return { failure: (verdict.type === 'final' ? verdict.error : verdict.error(1)).message };
   }
 
@@ -405,13 +352,76 @@ export class StacksNodeClient implements NodeApi {
 
 // --- answer checks ----------------------------------------------------------------------------
 
-function checkInfo(target: Target, body: string, status: number): Verdict<UpstreamNodeInfo> {
-  const json = parseJson(body);
-  if (json === PARSE_FAILED) return garbage(target, status);
+/**
+ * Where a call goes: the descriptor's method, its path with the call's parameters, the query
+ * it takes. Metrics name the gateway's own reads by their route, and every client's as 'node'.
+ */
+function targetOf(endpoint: NodeEndpoint, call: NodeCall): Target {
+  const query = queryOf(endpoint, call.query);
+  return {
+    network: call.network,
+    kind: call.read === undefined ? 'node' : READ_KINDS[call.read],
+    method: endpoint.method,
+    path: pathOf(endpoint, call.params ?? {}) + (query === '' ? '' : `?${query}`),
+  };
+}
+
+const READ_KINDS: Record<Reading, UpstreamKind> = { result: 'call-read', abi: 'interface', info: 'info' };
+
+/** `address.contract` of a contract route's call, for messages. */
+function contractOf(call: NodeCall): string {
+  return `${call.params?.['address'] ?? ''}.${call.params?.['contract'] ?? ''}`;
+}
+
+/** A read pinned to a block (?tip=) that the node answers 404: another upstream may know the block. */
+function pinnedNotFound(target: Target, call: NodeCall, res: HttpResponse): Verdict<never> | undefined {
+  const tip = call.query?.['tip'];
+  if (tip === undefined || res.status !== 404) return undefined;
+  return {
+    type: 'retry',
+    outcome: 'not-found',
+    elsewhereOnly: true,
+    error: (attempts) =>
+      new GatewayError(
+        'UPSTREAM_API_ERROR',
+        `block ${tip} is unknown to the ${target.network} upstream${attempts > 1 ? `s (asked ${attempts})` : ''}: ${describe(target)} answered 404`,
+        { tip, retryable: false, upstreamStatus: 404, reason: reasonOf(404), attempts },
+        { status: 404, upstreamText: res.body.slice(0, 500) },
+      ),
+  };
+}
+
+/** An ABI's 2xx: the whole shape, not just `functions`: a malformed ABI must not be cached. */
+function checkAbi(target: Target, res: HttpResponse): Verdict<Readings['abi']> {
+  const json = parseJson(res.body);
+  if (json === PARSE_FAILED) return garbage(target, res.status);
+  const problem = abiShapeProblem(json);
+  if (problem !== undefined) return malformed(target, problem);
+  return { type: 'ok', outcome: 'ok', value: { abi: json as UpstreamContractInterface } };
+}
+
+/** The node's 404 "No contract interface data found": the contract does not exist. */
+function abiNotFound(target: Target, call: NodeCall, res: HttpResponse): Verdict<never> | undefined {
+  if (res.status !== 404 || !/no contract interface/i.test(res.body)) return undefined;
+  return {
+    type: 'final',
+    outcome: 'not-found',
+    error: new GatewayError(
+      'UPSTREAM_API_ERROR',
+      `contract ${contractOf(call)} not found on ${describe(target)}`,
+      { retryable: false, upstreamStatus: 404 },
+      { status: 404 },
+    ),
+  };
+}
+
+function checkInfo(target: Target, res: HttpResponse): Verdict<Readings['info']> {
+  const json = parseJson(res.body);
+  if (json === PARSE_FAILED) return garbage(target, res.status);
   if (!isRecord(json) || typeof json['stacks_tip_height'] !== 'number') {
     return malformed(target, 'no numeric "stacks_tip_height"');
   }
-  return { type: 'ok', outcome: 'ok', value: json as UpstreamNodeInfo };
+  return { type: 'ok', outcome: 'ok', value: { info: json as UpstreamNodeInfo } };
 }
 
 function withMeta<T extends object>(value: T, answer: Answered<unknown>): NodeAnswer<T> {

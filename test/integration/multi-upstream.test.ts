@@ -13,6 +13,7 @@ import { Cl } from '@stacks/transactions';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { budgetExhaustedError } from '../../src/upstream/budget/budget.js';
 import { TokenBucket } from '../../src/upstream/budget/local.js';
+import { CALL_READ } from '../../src/upstream/endpoints.js';
 import { UpstreamPool } from '../../src/upstream/pool.js';
 import { StacksNodeClient } from '../../src/upstream/stacks-node.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
@@ -335,14 +336,14 @@ describe('lag', () => {
     });
     running.push(client);
     const call = (n: number, tip?: string) =>
-      client.callReadOnly(
-        'testnet',
-        TESTNET_ADDR,
-        'demo',
-        'get-n',
-        { sender: TESTNET_ADDR, arguments: [hex(Cl.uint(n))] },
-        tip === undefined ? {} : { tip },
-      );
+      client.send(CALL_READ, {
+        network: 'testnet',
+        params: { address: TESTNET_ADDR, contract: 'demo', function: 'get-n' },
+        query: { tip },
+        body: JSON.stringify({ sender: TESTNET_ADDR, arguments: [hex(Cl.uint(n))] }),
+        latest: tip === undefined,
+        read: 'result',
+      });
     expect((await call(1)).upstream).toBe('a');
     a.status5xx(503, { times: 1 });
     expect((await call(2)).upstream).toBe('b');
@@ -358,19 +359,10 @@ describe('lag', () => {
     expect(atB.upstream).toBe('b');
     // Unknown everywhere: 404 naming the tip, after asking each upstream once.
     const before = [a.count('call-read'), b.count('call-read')];
-    const err = await client
-      .callReadOnly(
-        'testnet',
-        TESTNET_ADDR,
-        'demo',
-        'get-n',
-        { sender: TESTNET_ADDR, arguments: [hex(Cl.uint(6))] },
-        { tip: NOWHERE },
-      )
-      .then(
-        () => undefined,
-        (e: unknown) => e as { code: string; status: number; details: Record<string, unknown> },
-      );
+    const err = await call(6, NOWHERE).then(
+      () => undefined,
+      (e: unknown) => e as { code: string; status: number; details: Record<string, unknown> },
+    );
     expect(err).toMatchObject({ code: 'UPSTREAM_API_ERROR', status: 404, details: { tip: NOWHERE } });
     expect([a.count('call-read') - before[0]!, b.count('call-read') - before[1]!]).toEqual([1, 1]);
   });

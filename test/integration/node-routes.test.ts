@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/app.js';
 import { nodeKey } from '../../src/cache/keys.js';
 import { loadConfig } from '../../src/config/index.js';
+import { NODE_ENDPOINTS } from '../../src/upstream/endpoints.js';
 import { type FakeNode, type FakeRequest, startFakeNode } from '../support/fake-node.js';
 import { MAINNET_ADDR, TESTNET_ADDR } from '../support/fixtures.js';
 import { type RunningGateway, startGateway, testEnv } from '../support/gateway.js';
@@ -390,6 +391,35 @@ describe('which network', () => {
       expect(res.status, path).toBe(400);
     }
     expect(mainnet.total + testnet.total).toBe(0);
+  });
+});
+
+describe('one table', () => {
+  it("documents every descriptor as its route, call-read's and the interface's included, from the descriptor alone", async () => {
+    interface Operation {
+      summary: string;
+      description: string;
+      parameters?: { in: string; name: string; example?: unknown }[];
+      requestBody?: { content: Record<string, { example?: unknown }> };
+    }
+    const spec = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    for (const endpoint of NODE_ENDPOINTS) {
+      const path = endpoint.path.replace(/:([A-Za-z]+)/g, '{$1}');
+      const op = spec.paths[path]?.[endpoint.method.toLowerCase()];
+      expect(op, endpoint.name).toBeDefined();
+      expect(op!.summary).toBe(endpoint.summary);
+      if (endpoint.description !== undefined) expect(op!.description).toBe(endpoint.description);
+      const inPath = (op!.parameters ?? []).filter((p) => p.in === 'path');
+      expect(inPath.map((p) => p.name)).toEqual(Object.keys(endpoint.params));
+      for (const p of inPath)
+        expect(p.example, `${endpoint.name} ${p.name}`).toBe(endpoint.example.params?.[p.name]);
+      const inQuery = (op!.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+      expect(inQuery, endpoint.name).toEqual([...endpoint.query]);
+      const body = op!.requestBody?.content['application/json']?.example;
+      expect(body, endpoint.name).toEqual(endpoint.example.body);
+    }
   });
 });
 

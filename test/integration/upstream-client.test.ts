@@ -10,6 +10,7 @@ import { GatewayError } from '../../src/errors.js';
 import type { AttemptEvent } from '../../src/upstream/attempts.js';
 import type { Budget } from '../../src/upstream/budget/budget.js';
 import { TokenBucket } from '../../src/upstream/budget/local.js';
+import { CALL_READ, INFO, INTERFACE, NODE_ENDPOINTS } from '../../src/upstream/endpoints.js';
 import { StacksNodeClient, type UpstreamConfig } from '../../src/upstream/stacks-node.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 
@@ -90,8 +91,31 @@ function getCount(
   fn = 'get-count',
   args: string[] = [],
 ) {
-  return client.callReadOnly(network, ADDR, 'counter', fn, { sender: SENDER, arguments: args });
+  return callRead(client, network, 'counter', fn, args);
 }
+
+/** A read-only call as the read-only service sends it: the call-read descriptor, read for its result. */
+function callRead(
+  client: StacksNodeClient,
+  network: Network,
+  contract: string,
+  fn: string,
+  args: string[] = [],
+  tip?: string,
+) {
+  return client.send(CALL_READ, {
+    network,
+    params: { address: ADDR, contract, function: fn },
+    query: { tip },
+    body: JSON.stringify({ sender: SENDER, arguments: args }),
+    latest: tip === undefined,
+    read: 'result',
+  });
+}
+
+const abiOf = (client: StacksNodeClient, network: Network, contract: string) =>
+  client.send(INTERFACE, { network, params: { address: ADDR, contract }, read: 'abi' });
+const infoOf = (client: StacksNodeClient, network: Network) => client.send(INFO, { network, read: 'info' });
 
 async function failure(p: Promise<unknown>): Promise<GatewayError> {
   try {
@@ -109,10 +133,9 @@ describe('read-only calls', () => {
   it('posts {sender, arguments} as JSON and returns the result with the tip height', async () => {
     node.setTipHeight(4242);
     const { client } = makeClient();
-    const res = await client.callReadOnly('testnet', ADDR, 'counter', 'get-count', {
-      sender: SENDER,
-      arguments: ['0x0100000000000000000000000000000001'],
-    });
+    const res = await callRead(client, 'testnet', 'counter', 'get-count', [
+      '0x0100000000000000000000000000000001',
+    ]);
     expect(res).toEqual({ result: U5, tipHeight: 4242, upstream: 'testnet' });
     const req = node.lastRequest('call-read')!;
     expect(req.method).toBe('POST');
@@ -145,28 +168,12 @@ describe('read-only calls', () => {
       tip === 'abcd' ? { okay: true, result: '0x07' } : { status: 404, body: 'No such block' },
     );
     const { client } = makeClient();
-    const ok = await client.callReadOnly(
-      'testnet',
-      ADDR,
-      'counter',
-      'at-tip',
-      { sender: SENDER, arguments: [] },
-      { tip: 'abcd' },
-    );
+    const ok = await callRead(client, 'testnet', 'counter', 'at-tip', [], 'abcd');
     expect(ok.result).toBe('0x07');
     expect(node.lastRequest()!.query).toEqual({ tip: 'abcd' });
     // An unknown tip is a 404 from the node: with no other upstream to ask, UPSTREAM_API_ERROR
     // 404 naming the tip (docs/freshness.md), carrying the upstream status and body.
-    const err = await failure(
-      client.callReadOnly(
-        'testnet',
-        ADDR,
-        'counter',
-        'at-tip',
-        { sender: SENDER, arguments: [] },
-        { tip: 'ffff' },
-      ),
-    );
+    const err = await failure(callRead(client, 'testnet', 'counter', 'at-tip', [], 'ffff'));
     expect(err.status).toBe(404);
     expect(err.code).toBe('UPSTREAM_API_ERROR');
     expect(err.details).toMatchObject({
@@ -199,9 +206,7 @@ describe('read-only calls', () => {
 
   it('an unknown contract (okay:false NoSuchContract) is UPSTREAM_API_ERROR 404', async () => {
     const { client } = makeClient();
-    const err = await failure(
-      client.callReadOnly('testnet', ADDR, 'ghost', 'get-count', { sender: SENDER, arguments: [] }),
-    );
+    const err = await failure(callRead(client, 'testnet', 'ghost', 'get-count'));
     expect(err.code).toBe('UPSTREAM_API_ERROR');
     expect(err.status).toBe(404);
     expect(err.details).toEqual({ cause: `RuntimeCheck(NoSuchContract("${ADDR}.ghost"))`, retryable: false });
@@ -355,7 +360,7 @@ describe('read-only calls', () => {
 describe('contract interface and info', () => {
   it('returns the parsed ABI', async () => {
     const { client } = makeClient();
-    await expect(client.getContractInterface('mainnet', ADDR, 'counter')).resolves.toEqual({
+    await expect(abiOf(client, 'mainnet', 'counter')).resolves.toEqual({
       abi: COUNTER_ABI,
       tipHeight: 100,
       upstream: 'mainnet',
@@ -366,7 +371,7 @@ describe('contract interface and info', () => {
 
   it('an unknown contract (404 text/plain) is UPSTREAM_API_ERROR 404, not retried', async () => {
     const { client } = makeClient({ upstreamRetries: 3 });
-    const err = await failure(client.getContractInterface('mainnet', ADDR, 'ghost'));
+    const err = await failure(abiOf(client, 'mainnet', 'ghost'));
     expect(err.code).toBe('UPSTREAM_API_ERROR');
     expect(err.status).toBe(404);
     expect(err.details).toEqual({ retryable: false, upstreamStatus: 404 });
@@ -379,7 +384,7 @@ describe('contract interface and info', () => {
   it('an ABI without a functions array is 502 malformed', async () => {
     node.setAbi(ADDR, 'odd', { functions: 'nope' });
     const { client } = makeClient();
-    const err = await failure(client.getContractInterface('testnet', ADDR, 'odd'));
+    const err = await failure(abiOf(client, 'testnet', 'odd'));
     expect(err.status).toBe(502);
     expect(err.details).toMatchObject({ reason: 'malformed' });
   });
@@ -387,20 +392,66 @@ describe('contract interface and info', () => {
   it('a 404 that is not the "no interface" answer is a 502, not "contract not found"', async () => {
     node.httpError(404, '<html>Not Found</html>', { times: 1, contentType: 'text/html' });
     const { client } = makeClient();
-    const err = await failure(client.getContractInterface('testnet', ADDR, 'counter'));
+    const err = await failure(abiOf(client, 'testnet', 'counter'));
     expect(err.status).toBe(502);
     expect(err.details).toMatchObject({ upstreamStatus: 404 });
   });
 
-  it('getInfo returns the tip', async () => {
+  it('/v2/info read for the gateway returns the tip', async () => {
     node.setTipHeight(321);
     const { client } = makeClient();
-    await expect(client.getInfo('testnet')).resolves.toMatchObject({
+    await expect(infoOf(client, 'testnet')).resolves.toMatchObject({
       info: { stacks_tip_height: 321 },
       tipHeight: 321,
       upstream: 'testnet',
     });
     expect(node.lastRequest()!.kind).toBe('info');
+  });
+});
+
+describe('one client for every route of the endpoint table', () => {
+  const TIP = 'ab'.repeat(32);
+
+  it("sends each descriptor by its own method, path and query, and passes the node's answer through", async () => {
+    const { client, events } = makeClient({ upstreamRetries: 0 });
+    for (const endpoint of NODE_ENDPOINTS) {
+      const params = endpoint.example.params ?? {};
+      const answer = await client.send(endpoint, {
+        network: 'testnet',
+        params,
+        query: { tip: TIP, proof: '0' },
+        ...(endpoint.body === 'none' ? {} : { body: JSON.stringify(endpoint.example.body) }),
+        latest: false,
+      });
+      const req = node.lastRequest()!;
+      const path = endpoint.path.replace(/:([A-Za-z]+)/g, (_, name: string) => params[name]!);
+      // Only the query parameters the descriptor names, in its order.
+      const query = endpoint.query.map((name) => (name === 'tip' ? `tip=${TIP}` : 'proof=0')).join('&');
+      expect(req.method, endpoint.name).toBe(endpoint.method);
+      expect(req.url, endpoint.name).toBe(query === '' ? path : `${path}?${query}`);
+      // Whatever it said: a client's answer is the node's own status and body.
+      expect(answer).toMatchObject({ status: expect.any(Number), body: expect.any(String) });
+    }
+    // A client's request is counted as a node route's, whichever route it is.
+    expect(new Set(events.map((e) => e.kind))).toEqual(new Set(['node']));
+  });
+
+  it('reads call-read, the interface and /v2/info for the gateway, named by their route', async () => {
+    const { client, events } = makeClient();
+    await getCount(client);
+    await abiOf(client, 'testnet', 'counter');
+    await infoOf(client, 'testnet');
+    expect(events.map((e) => e.kind)).toEqual(['call-read', 'interface', 'info']);
+    // The same /v2/info for a client is the node's answer as it gave it.
+    const asGiven = await client.send(INFO, { network: 'testnet' });
+    expect(asGiven).toMatchObject({ status: 200, contentType: 'application/json' });
+    expect(JSON.parse(asGiven.body)).toMatchObject({ stacks_tip_height: 100 });
+  });
+
+  it('refuses to read a route as what its descriptor does not say it is', async () => {
+    const { client } = makeClient();
+    await expect(client.send(INFO, { network: 'testnet', read: 'abi' })).rejects.toThrow(TypeError);
+    expect(node.count()).toBe(0);
   });
 });
 
@@ -417,8 +468,8 @@ describe('transport', () => {
   it('reuses keep-alive connections', async () => {
     const { client } = makeClient();
     for (let i = 0; i < 6; i++) await getCount(client);
-    await client.getContractInterface('testnet', ADDR, 'counter');
-    await client.getInfo('testnet');
+    await abiOf(client, 'testnet', 'counter');
+    await infoOf(client, 'testnet');
     expect(node.total).toBe(8);
     // Sequential requests share pooled sockets. (undici's Pool may open a second socket when the
     // next request is dispatched before the first socket is marked free again; never one each.)
@@ -429,7 +480,7 @@ describe('transport', () => {
 
   it('prefixes a base URL path', async () => {
     const { client } = makeClient({ upstreamUrls: { mainnet: `${node.url}/proxy`, testnet: node.url } });
-    const err = await failure(client.getInfo('mainnet'));
+    const err = await failure(infoOf(client, 'mainnet'));
     expect(node.lastRequest()!.url).toBe('/proxy/v2/info');
     expect(err.details).toMatchObject({ upstreamStatus: 404 });
   });

@@ -4,10 +4,11 @@
  * same cache (a deployed contract's code never changes, so the answer is kept indefinitely),
  * upstream pool, budget, circuit breaker, failover, and each upstream's own path prefix and
  * key. The analysis also memoises what it learned, so each contract is asked for about once.
+ * Nothing here speaks HTTP: the one node client (StacksNodeClient.send) does, behind the read.
  */
 import type { ContractSourcePort } from '../../clarity/analysis/index.js';
 import type { Network } from '../../network.js';
-import { NODE_ENDPOINTS, type NodeEndpoint } from '../../upstream/endpoints.js';
+import { type NodeEndpoint, SOURCE } from '../../upstream/endpoints.js';
 import type { ForwardedAnswer } from '../../upstream/node-api.js';
 
 /** One node route's cached read (src/service/node-routes.ts). */
@@ -17,8 +18,6 @@ export type NodeRouteReader = (req: {
   readonly query: Readonly<Record<string, string | undefined>>;
   readonly network: Network;
 }) => Promise<ForwardedAnswer>;
-
-const SOURCE = NODE_ENDPOINTS.find((e) => e.name === 'source')!;
 
 export function nodeContractSource(read: NodeRouteReader, network: Network): ContractSourcePort {
   return async (contractId) => {

@@ -4,21 +4,21 @@
  * fixes the network for all of them). Every other path under /v2/ and /v3/ is NOT_FOUND: the
  * gateway never forwards a node's write or peer routes, whatever the method, type or body.
  *
- * Call-read and the contract interface keep their services (the read-only cache and the ABI
- * registry); every other route is the generic cached read of src/service/node-routes.ts.
- * Errors the gateway raises itself keep the envelope (the error handler).
+ * Every route's schema derives from its descriptor alone. Call-read and the contract interface
+ * keep their services (the read-only cache and the ABI registry), which the descriptor names;
+ * every other route is the generic cached read of src/service/node-routes.ts. Errors the
+ * gateway raises itself keep the envelope (the error handler).
  */
 
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  ErrorEnvelope,
-  NodeCallReadAnswer,
-  NodeCallReadBody,
-  NodeCallReadParams,
-  NodeCallReadQuery,
-  NodeInterfaceParams,
-} from '../../api/schemas.js';
+import { type TSchema, Type } from '@sinclair/typebox';
+import type {
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchema,
+} from 'fastify';
+import { ErrorEnvelope, NodeCallReadAnswer, NodeCallReadBody } from '../../api/schemas.js';
 import { parseTipQuery } from '../../chain/block-id.js';
 import { GatewayError } from '../../errors.js';
 import type { Network } from '../../network.js';
@@ -80,44 +80,95 @@ function register(
   network: Network | undefined,
   options: NodeRoutesOptions,
 ): void {
-  const url = `${prefix}${endpoint.path}`;
-  // The prefixed copies answer alike; the OpenAPI document and the index list each route once.
-  const hide = prefix !== '';
-  if (endpoint.service === 'read-only') {
-    app.post(
-      url,
-      {
-        schema: {
-          summary: endpoint.summary,
-          description:
-            "The Stacks node's own call-read endpoint, answered from the gateway's cache with the same coalescing, budget and headers (Cache-Status, Age, X-Canonical-Stacks-Tip-Height) as POST /contract-calls/read-only; its block bound is NODE_MAX_BLOCKS. Answers in the node's shape: {okay:true,result} (an (err …) result included) or the node's {okay:false,cause}. The network follows the address.",
-          tags: TAGS,
-          hide,
-          params: NodeCallReadParams,
-          querystring: NodeCallReadQuery,
-          body: NodeCallReadBody,
-          response: { 200: NodeCallReadAnswer, ...ERRORS },
-        },
-      },
-      async (request, reply) => {
-        const {
-          address,
-          contract,
-          function: functionName,
-        } = request.params as {
-          address: string;
-          contract: string;
-          function: string;
-        };
+  app.route({
+    method: endpoint.method,
+    url: `${prefix}${endpoint.path}`,
+    // The prefixed copies answer alike; the OpenAPI document and the index list each route once.
+    schema: schemaOf(endpoint, prefix !== ''),
+    handler: handlerOf(endpoint, network, options),
+  });
+}
+
+/** The route's schema, all of it from its descriptor: parameters, query, body, answers. */
+function schemaOf(endpoint: NodeEndpoint, hide: boolean): FastifySchema & Record<string, unknown> {
+  return {
+    summary: endpoint.summary,
+    description:
+      endpoint.description ??
+      `Forwarded to the node as ${endpoint.method} ${endpoint.path.replace(/:([A-Za-z]+)/g, '{$1}')} and answered with its status, content type and body; cache class: ${endpoint.cache}.`,
+    tags: TAGS,
+    hide,
+    params: Type.Object(
+      Object.fromEntries(
+        Object.keys(endpoint.params).map((name) => {
+          const example = endpoint.example.params?.[name];
+          return [name, Type.String(example === undefined ? {} : { examples: [example] })];
+        }),
+      ),
+    ),
+    ...(endpoint.body === 'none' ? {} : { body: bodySchema(endpoint) }),
+    ...(endpoint.query.length === 0
+      ? {}
+      : {
+          querystring: Type.Object(
+            Object.fromEntries(
+              endpoint.query.map((name) => [name, Type.Optional(Type.String({ description: QUERY[name] }))]),
+            ),
+            { additionalProperties: true },
+          ),
+        }),
+    response: { ...ANSWERS[endpoint.service ?? 'node'], ...ERRORS },
+  };
+}
+
+const QUERY: Record<NodeEndpoint['query'][number], string> = {
+  tip: 'index block hash to read at (empty: the current state)',
+  proof: '0 or 1: whether the node adds its Merkle proof',
+};
+
+/** What a 200 looks like: the node's shape for the two routes the gateway answers itself. */
+const ANSWERS: Record<NonNullable<NodeEndpoint['service']> | 'node', Record<number, TSchema>> = {
+  'read-only': { 200: NodeCallReadAnswer },
+  abi: { 200: Type.Object({}, { additionalProperties: true, description: 'the contract ABI document' }) },
+  node: {},
+};
+
+function bodySchema(endpoint: NodeEndpoint): TSchema {
+  const examples = [endpoint.example.body];
+  switch (endpoint.body) {
+    case 'call':
+      // Checked here (sender, arguments), then sent to the node in its own form.
+      return { ...NodeCallReadBody, examples };
+    case 'transaction':
+      return Type.Unknown({
+        description:
+          'the transaction: its bytes as application/octet-stream, or {"tx":"<hex>"} as application/json',
+        examples,
+      });
+    default:
+      return Type.Unknown({ description: "the node's JSON body, forwarded as received", examples });
+  }
+}
+
+/** The service a descriptor names answers it; every other route is the generic cached read. */
+function handlerOf(
+  endpoint: NodeEndpoint,
+  network: Network | undefined,
+  options: NodeRoutesOptions,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  switch (endpoint.service) {
+    case 'read-only':
+      return async (request, reply) => {
+        const params = request.params as Record<string, string>;
         const { sender, arguments: args } = request.body as { sender: string; arguments: string[] };
         // The same ?tip= rule as every node route (an empty one is the current state); the
         // service checks a non-empty one strictly.
         const tip = parseTipQuery((request.query as { tip?: unknown }).tip);
         const answer = await options.service.nodeAnswer(
           {
-            contractAddress: address,
-            contractName: contract,
-            functionName,
+            contractAddress: params['address']!,
+            contractName: params['contract']!,
+            functionName: params['function']!,
             functionArgs: args,
             senderAddress: sender,
             ...(network === undefined ? {} : { network }),
@@ -128,87 +179,37 @@ function register(
         );
         offerReplay(request, answer.reuse);
         return sendNodeShaped(reply, answer);
-      },
-    );
-    return;
-  }
-  if (endpoint.service === 'abi') {
-    app.get(
-      url,
-      {
-        schema: {
-          summary: endpoint.summary,
-          tags: TAGS,
-          hide,
-          params: NodeInterfaceParams,
-          response: {
-            200: Type.Object({}, { additionalProperties: true, description: 'the contract ABI document' }),
-            ...ERRORS,
-          },
-        },
-      },
-      async (request, reply) => {
-        const { address, contract } = request.params as { address: string; contract: string };
+      };
+    case 'abi':
+      return async (request, reply) => {
+        const params = request.params as Record<string, string>;
         return sendNodeShaped(
           reply,
-          await options.abis.nodeAnswer(address, contract, requestContext(request), network),
+          await options.abis.nodeAnswer(
+            params['address']!,
+            params['contract']!,
+            requestContext(request),
+            network,
+          ),
         );
-      },
-    );
-    return;
+      };
+    case undefined: {
+      const routes = options.routes!;
+      return async (request, reply) => {
+        const answer = await routes.answer(
+          {
+            endpoint,
+            params: request.params as Record<string, string>,
+            query: request.query as Record<string, string | undefined>,
+            body: bodyOf(endpoint, request),
+            network,
+          },
+          requestContext(request),
+        );
+        return sendNodeAnswer(reply, answer);
+      };
+    }
   }
-  const routes = options.routes!;
-  app.route({
-    method: endpoint.method,
-    url,
-    schema: {
-      summary: endpoint.summary,
-      description: `Forwarded to the node as ${endpoint.method} ${endpoint.path.replace(/:([A-Za-z]+)/g, '{$1}')} and answered with its status, content type and body; cache class: ${endpoint.cache}.`,
-      tags: TAGS,
-      hide,
-      params: Type.Object(
-        Object.fromEntries(
-          Object.keys(endpoint.params).map((name) => {
-            const example = endpoint.example.params?.[name];
-            return [name, Type.String(example === undefined ? {} : { examples: [example] })];
-          }),
-        ),
-      ),
-      ...(endpoint.body === 'none'
-        ? {}
-        : {
-            body: Type.Unknown({
-              description:
-                endpoint.body === 'transaction'
-                  ? 'the transaction: its bytes as application/octet-stream, or {"tx":"<hex>"} as application/json'
-                  : "the node's JSON body, forwarded as received",
-              examples: [endpoint.example.body],
-            }),
-          }),
-      ...(endpoint.query.length === 0
-        ? {}
-        : {
-            querystring: Type.Object(
-              Object.fromEntries(endpoint.query.map((name) => [name, Type.Optional(Type.String())])),
-              { additionalProperties: true },
-            ),
-          }),
-      response: ERRORS,
-    },
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const answer = await routes.answer(
-        {
-          endpoint,
-          params: request.params as Record<string, string>,
-          query: request.query as Record<string, string | undefined>,
-          body: bodyOf(endpoint, request),
-          network,
-        },
-        requestContext(request),
-      );
-      return sendNodeAnswer(reply, answer);
-    },
-  });
 }
 
 /** The body as received, with its content type: bytes as they came, JSON as its exact text. */

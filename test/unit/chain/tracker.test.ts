@@ -6,18 +6,20 @@ import { describe, expect, it } from 'vitest';
 import { ChainTracker } from '../../../src/chain/tracker.js';
 import { blockIdentity } from '../../../src/devnet/blocks.js';
 import { GatewayError } from '../../../src/errors.js';
-import type { CallOptions, NodeInfoAnswer } from '../../../src/upstream/node-api.js';
+import type { NodeEndpoint } from '../../../src/upstream/endpoints.js';
+import type { NodeApi, NodeCall } from '../../../src/upstream/node-api.js';
 
 function setup(maxAgeMs = 1_000) {
   let now = 1_000_000;
   let height = 50;
   let failing = false;
-  const calls: (CallOptions | undefined)[] = [];
+  const calls: NodeCall[] = [];
   const pending: (() => void)[] = [];
   let hold = false;
   const node = {
-    async getInfo(_network: string, opts?: CallOptions): Promise<NodeInfoAnswer> {
-      calls.push(opts);
+    send: (async (endpoint: NodeEndpoint, call: NodeCall) => {
+      expect(endpoint.name).toBe('info');
+      calls.push(call);
       if (hold) await new Promise<void>((resolve) => pending.push(resolve));
       if (failing) throw new GatewayError('UPSTREAM_API_ERROR', 'down', { retryable: true }, { status: 502 });
       const id = blockIdentity(height, height + 800_000);
@@ -30,7 +32,7 @@ function setup(maxAgeMs = 1_000) {
         upstream: 'mainnet',
         tipHeight: height,
       };
-    },
+    }) as NodeApi['send'],
   };
   const refreshes: string[] = [];
   const tracker = new ChainTracker({
@@ -70,7 +72,7 @@ describe('ChainTracker', () => {
     expect(t.calls).toHaveLength(1);
     t.release();
     expect(await Promise.all(heights)).toEqual(Array(50).fill(50));
-    expect(t.calls).toEqual([{ maxAttempts: 2, elsewhereOnly: true }]);
+    expect(t.calls).toEqual([{ network: 'mainnet', read: 'info', maxAttempts: 2, elsewhereOnly: true }]);
     expect(t.refreshes).toEqual(['ok']);
   });
 
@@ -109,7 +111,7 @@ describe('ChainTracker', () => {
     const asked: number[] = [];
     const tracker = new ChainTracker({
       node: {
-        getInfo: () => Promise.reject(new Error('the first tip takes a round')),
+        send: () => Promise.reject(new Error('the first tip takes a round')),
         async infoRound(_network, most) {
           asked.push(most);
           // One upstream claims a height nobody could reach; the other two are honest.

@@ -11,9 +11,7 @@ import { MAINNET_ADDR, SAMPLE_ABI, TESTNET_ADDR } from '../../support/fixtures.j
 
 /** known() is local data only: any upstream call is a failure of the test. */
 const noUpstream: NodeApi = {
-  callReadOnly: () => Promise.reject(new Error('no upstream call expected')),
-  getContractInterface: () => Promise.reject(new Error('no upstream call expected')),
-  getInfo: () => Promise.reject(new Error('no upstream call expected')),
+  send: () => Promise.reject(new Error('no upstream call expected')),
 };
 
 const down = (): Promise<never> => Promise.reject(new Error('redis is down'));

@@ -6,6 +6,7 @@
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Budget } from '../../../src/upstream/budget/budget.js';
+import { CALL_READ } from '../../../src/upstream/endpoints.js';
 import { createDefaultPool, type Upstream, UpstreamPool } from '../../../src/upstream/pool.js';
 import { StacksNodeClient } from '../../../src/upstream/stacks-node.js';
 import { UpstreamStats } from '../../../src/upstream/stats.js';
@@ -134,9 +135,11 @@ describe('the attempt loop asks the pool for one upstream per attempt', () => {
       sleep: async () => undefined,
       onAttempt: (e) => events.push(`${e.upstream}:${e.outcome}`),
     });
-    const answer = await client.callReadOnly('testnet', ADDR, 'counter', 'get-count', {
-      sender: ADDR,
-      arguments: [],
+    const answer = await client.send(CALL_READ, {
+      network: 'testnet',
+      params: { address: ADDR, contract: 'counter', function: 'get-count' },
+      body: JSON.stringify({ sender: ADDR, arguments: [] }),
+      read: 'result',
     });
     expect(answer).toEqual({ result: '0x0100000000000000000000000000000005', tipHeight: 9, upstream: 'b' });
     expect(events).toEqual(['a:server-error', 'b:ok']);

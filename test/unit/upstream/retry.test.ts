@@ -8,6 +8,7 @@ import type { Network } from '../../../src/config/index.js';
 import { GatewayError } from '../../../src/errors.js';
 import type { AttemptEvent } from '../../../src/upstream/attempts.js';
 import type { Budget } from '../../../src/upstream/budget/budget.js';
+import { CALL_READ, INTERFACE } from '../../../src/upstream/endpoints.js';
 import {
   backoffDelayMs,
   parseRetryAfterMs,
@@ -182,7 +183,17 @@ function netError(code: string): Error & { code: string } {
 }
 
 function call(h: Harness, network: Network = 'testnet') {
-  return h.client.callReadOnly(network, ADDR, 'counter', 'get-count', { sender: ADDR, arguments: [] });
+  return readCount(h.client, network);
+}
+
+/** counter's get-count as the read-only service asks for it. */
+function readCount(client: StacksNodeClient, network: Network = 'testnet') {
+  return client.send(CALL_READ, {
+    network,
+    params: { address: ADDR, contract: 'counter', function: 'get-count' },
+    body: JSON.stringify({ sender: ADDR, arguments: [] }),
+    read: 'result',
+  });
 }
 
 async function failure(p: Promise<unknown>): Promise<GatewayError> {
@@ -435,7 +446,13 @@ describe('StacksNodeClient retries', () => {
     it('ABI 404 "No contract interface data found" is a final 404', async () => {
       const h = setup({ retries: 3 });
       script(h, ABI_PATH, 'GET', [{ status: 404, body: 'No contract interface data found' }]);
-      const err = await failure(h.client.getContractInterface('testnet', ADDR, 'counter'));
+      const err = await failure(
+        h.client.send(INTERFACE, {
+          network: 'testnet',
+          params: { address: ADDR, contract: 'counter' },
+          read: 'abi',
+        }),
+      );
       expect(err.status).toBe(404);
       expect(h.takes.testnet).toBe(1);
     });
@@ -467,8 +484,8 @@ describe('StacksNodeClient retries', () => {
         throw new Error('metrics bug');
       },
     });
-    await expect(
-      client.callReadOnly('testnet', ADDR, 'counter', 'get-count', { sender: ADDR, arguments: [] }),
-    ).resolves.toMatchObject({ result: '0x0100000000000000000000000000000005' });
+    await expect(readCount(client)).resolves.toMatchObject({
+      result: '0x0100000000000000000000000000000005',
+    });
   });
 });
