@@ -4,9 +4,9 @@
  */
 import { createGateway } from './app.js';
 import { ConfigError, loadConfig } from './config/index.js';
+import { redact } from './config/redact.js';
 import { unknownVariableWarnings } from './config/unknown.js';
 import { tuneHeapGrowth } from './observability/heap-growth.js';
-import { redact } from './config/redact.js';
 import { publicUrl, startupFacts } from './observability/startup-line.js';
 
 async function main(): Promise<void> {

@@ -6,14 +6,14 @@
 
 import path from 'node:path';
 import { NETWORKS, type Network } from '../network.js';
-import { loadUpstreamDefinitions, type UpstreamDefinition } from './upstreams.js';
 import { ConfigError } from './error.js';
+import { loadUpstreamDefinitions, type UpstreamDefinition } from './upstreams.js';
 import { declared } from './variables.js';
 
 export type { Network } from '../network.js';
 export { NETWORKS } from '../network.js';
-export type { UpstreamDefinition } from './upstreams.js';
 export { ConfigError } from './error.js';
+export type { UpstreamDefinition } from './upstreams.js';
 export type CacheStoreKind = 'sqlite' | 'memory' | 'redis';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 

@@ -20,8 +20,8 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { ConfigError } from './error.js';
 import type { Network } from '../network.js';
+import { ConfigError } from './error.js';
 import { redact } from './redact.js';
 
 export interface UpstreamDefinition {

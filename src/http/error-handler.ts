@@ -7,8 +7,8 @@
 
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fail } from '../api/envelope.js';
-import { GatewayError, isGatewayError, newErrorId } from '../errors.js';
 import { redact } from '../config/redact.js';
+import { GatewayError, isGatewayError, newErrorId } from '../errors.js';
 import { originHeaders } from './reply.js';
 import type { RouteMethods } from './route-table.js';
 

@@ -16,8 +16,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { BreakerChange, BreakerSync } from './breaker.js';
 import { KEY_PREFIX, type Subscription, subscribe } from '../redis/connection.js';
+import type { BreakerChange, BreakerSync } from './breaker.js';
 
 export interface RedisBreakerSyncOptions {
   /** The shared command client; a duplicate of it subscribes. */

@@ -6,11 +6,11 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type ContractSourcePort, DependencyAnalyzer } from '../../clarity/analysis/index.js';
 import type { Config, Network } from '../../config/index.js';
-import type { ObserverMetrics } from './metrics.js';
-import type { RedisTipChannel } from '../tip-channel.js';
 import { BlockLedger, type EntryDependencies } from '../block-ledger.js';
+import type { RedisTipChannel } from '../tip-channel.js';
 import type { ChainTips } from '../tips.js';
 import { ChainFollower } from './follower.js';
+import type { ObserverMetrics } from './metrics.js';
 import { createObserverServer } from './server.js';
 
 export interface EventObserverStatus {

@@ -32,6 +32,8 @@
  */
 import type { Redis } from 'ioredis';
 import type { GatewayError } from '../../errors.js';
+import { KEY_PREFIX } from '../../redis/connection.js';
+import { LuaScript } from '../../redis/lua-script.js';
 import {
   type Budget,
   type BudgetConfig,
@@ -42,8 +44,6 @@ import {
   checkBudgetSettings,
 } from './budget.js';
 import { TokenBucket } from './local.js';
-import { KEY_PREFIX } from '../../redis/connection.js';
-import { LuaScript } from '../../redis/lua-script.js';
 
 /**
  * KEYS[1] the bucket: a hash {t: tokens (below zero when future tokens are reserved),

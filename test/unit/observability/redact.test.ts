@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { configuredSecrets } from '../../../src/config/secrets.js';
 import { loggedUrl, SecretRedactor } from '../../../src/config/redact.js';
+import { configuredSecrets } from '../../../src/config/secrets.js';
 
 describe('SecretRedactor', () => {
   const r = new SecretRedactor(['LongSecret/With"Quote&', 'k7', undefined, '  ']);

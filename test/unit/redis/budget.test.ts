@@ -7,7 +7,11 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../../src/cache/stores/redis.js';
 import { GatewayError } from '../../../src/errors.js';
-import { type BudgetMode, createRedisBudgets, RedisBudget } from '../../../src/upstream/budget/redis-budget.js';
+import {
+  type BudgetMode,
+  createRedisBudgets,
+  RedisBudget,
+} from '../../../src/upstream/budget/redis-budget.js';
 import { type RedisServer, startRedis } from '../../support/redis-server.js';
 
 const server = await startRedis();
