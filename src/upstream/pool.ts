@@ -18,18 +18,15 @@
  *    recent latency. The first one with a budget token now serves; a request waits only when
  *    no candidate has one.
  *
- * Waiting (docs/upstreams.md): waiters queue per network in a FairQueue, served
- * round-robin across clients, each by whichever candidate's token comes first. A client may
- * have at most UPSTREAM_MAX_WAITING_PER_CLIENT waiters; beyond that, and when the turn would
- * come later than UPSTREAM_QUEUE_TIMEOUT_MS, RATE_LIMIT_EXCEEDED at once.
+ * Waiting: when no candidate has a token now, the request waits in its network's
+ * FairTokenQueue (fair-queue.ts), which decides who waits, in which order and for how long.
  */
 
 import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
 import { type BreakerSync, CircuitBreaker } from './breaker.js';
 import type { Budget } from './budget/budget.js';
-import { budgetExhaustedError } from './budget/budget.js';
-import { FairQueue } from './fair-queue.js';
+import { FairTokenQueue } from './fair-queue.js';
 import type { AttemptOutcome } from './outcomes.js';
 import { TRANSIENT_OUTCOMES, UpstreamStats } from './stats.js';
 import type { Destination } from './transport.js';
@@ -122,28 +119,10 @@ export interface AcquireOptions extends PickOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
-interface Waiter {
-  readonly options: AcquireOptions;
-  readonly client: string;
-  readonly deadline: number;
-  resolve(upstream: Upstream): void;
-  reject(err: unknown): void;
-  timer: NodeJS.Timeout | undefined;
-}
-
-interface NetworkQueue {
-  readonly waiting: FairQueue<Waiter>;
-  /** Waiters per client, including the one being served. */
-  readonly perClient: Map<string, number>;
-  serving: boolean;
-}
-
-const ANONYMOUS = 'anonymous';
-
 export class UpstreamPool {
   readonly settings: PoolSettings;
   readonly #byNetwork = new Map<Network, Upstream[]>();
-  readonly #queues = new Map<Network, NetworkQueue>();
+  readonly #queues = new Map<Network, FairTokenQueue<Upstream>>();
   /**
    * Asks a lagging upstream for its tip (set by the Stacks client, which can send requests).
    * Called only while requests skip it: no idle polling.
@@ -214,65 +193,19 @@ export class UpstreamPool {
 
   /** Requests of the network waiting for a token (in the fair queue, or being served). */
   waiting(network: Network): number {
-    const q = this.#queues.get(network);
-    if (q === undefined) return 0;
-    let n = 0;
-    for (const v of q.perClient.values()) n += v;
-    return n;
+    return this.#queues.get(network)?.waiting ?? 0;
   }
 
   async #acquire(network: Network, options: AcquireOptions): Promise<Upstream | undefined> {
     const queue = this.#queue(network);
     const candidates = this.#ranked(network, options, options.noWait === true);
-    if (queue.waiting.size === 0 && !queue.serving) {
+    if (queue.idle) {
       for (const upstream of candidates) {
         if ((await this.#tryTake(upstream, 0)) === true) return upstream;
       }
     }
     if (options.noWait === true) return undefined;
-    const client = options.clientId ?? ANONYMOUS;
-    const waiting = queue.perClient.get(client) ?? 0;
-    // The cap is for clients; the gateway's own work (an admin warm-up of many ABIs) has no
-    // client and is bounded by the queue timeout alone.
-    const cap = this.settings.maxWaitingPerClient;
-    if (options.clientId !== undefined && waiting >= cap) throw tooManyWaiting(network, client, cap);
-    const waitMs = nthTokenMs(
-      candidates.map((u) => u.budget),
-      queue.waiting.size + 1,
-    );
-    const timeoutMs = Math.min(this.settings.queueTimeoutMs, options.maxWaitMs ?? Number.POSITIVE_INFINITY);
-    // Not even a turn in the queue (maxWaitMs 0): the caller has something better than waiting.
-    if (waitMs > timeoutMs || timeoutMs <= 0)
-      throw budgetExhaustedError(labelOf(candidates, network), timeoutMs, waitMs);
-    const signal = options.signal;
-    if (signal?.aborted === true) throw clientGoneError(network);
-    return new Promise<Upstream>((resolve, reject) => {
-      const waiter: Waiter = {
-        options,
-        client,
-        deadline: performance.now() + timeoutMs,
-        resolve,
-        reject,
-        timer: undefined,
-      };
-      queue.perClient.set(client, waiting + 1);
-      queue.waiting.push(client, waiter);
-      waiter.timer = setTimeout(() => {
-        // Newer clients' turns came first (round-robin): this one's time is up.
-        if (!queue.waiting.remove(client, waiter)) return;
-        this.#settle(queue, waiter, budgetExhaustedError(network, timeoutMs, timeoutMs));
-      }, timeoutMs);
-      waiter.timer.unref();
-      signal?.addEventListener(
-        'abort',
-        () => {
-          if (!queue.waiting.remove(client, waiter)) return;
-          this.#settle(queue, waiter, clientGoneError(network));
-        },
-        { once: true },
-      );
-      void this.#serve(network, queue);
-    });
+    return queue.wait(candidates, options, () => this.#ranked(network, options, false));
   }
 
   /**
@@ -317,20 +250,7 @@ export class UpstreamPool {
 
   /** Reject every waiter (shutdown); the budgets are closed by their owner. */
   close(): void {
-    for (const [network, queue] of this.#queues) {
-      for (let w = queue.waiting.shift(); w !== undefined; w = queue.waiting.shift()) {
-        this.#settle(
-          queue,
-          w,
-          new GatewayError(
-            'SERVICE_UNAVAILABLE',
-            `the gateway is shutting down; upstream request queue for ${network} is closed`,
-            { retryable: true, reason: 'closed' },
-            { status: 503 },
-          ),
-        );
-      }
-    }
+    for (const queue of this.#queues.values()) queue.close();
   }
 
   // --- selection ---------------------------------------------------------------------------
@@ -395,80 +315,13 @@ export class UpstreamPool {
     }
   }
 
-  // --- waiting -----------------------------------------------------------------------------
-
-  #queue(network: Network): NetworkQueue {
+  #queue(network: Network): FairTokenQueue<Upstream> {
     let q = this.#queues.get(network);
     if (q === undefined) {
-      q = { waiting: new FairQueue<Waiter>(), perClient: new Map(), serving: false };
+      q = new FairTokenQueue<Upstream>(network, this.settings, (u, ms) => this.#tryTake(u, ms));
       this.#queues.set(network, q);
     }
     return q;
-  }
-
-  /**
-   * Serve waiters one at a time, round-robin across clients: each gets the candidate whose
-   * token comes first, and waits for it (within its own deadline). One at a time is enough:
-   * tokens accrue in the buckets meanwhile, so none is lost, and the order stays the queue's.
-   */
-  async #serve(network: Network, queue: NetworkQueue): Promise<void> {
-    if (queue.serving) return;
-    queue.serving = true;
-    try {
-      for (let w = queue.waiting.shift(); w !== undefined; w = queue.waiting.shift()) {
-        if (w.timer !== undefined) clearTimeout(w.timer);
-        let served: Upstream | undefined;
-        let failure: unknown;
-        try {
-          const candidates = this.#ranked(network, w.options, false);
-          const bySoonest = candidates
-            .map((u, rank) => ({ u, rank, ms: estimateMs(u.budget, 1) }))
-            .sort((a, b) => a.ms - b.ms || a.rank - b.rank);
-          let refusal: GatewayError | undefined;
-          for (const { u } of bySoonest) {
-            const remaining = Math.max(0, Math.floor(w.deadline - performance.now()));
-            const got = await untilGone(this.#tryTake(u, remaining), w.options.signal, () => {
-              u.budget.refund?.();
-              // A probe claimed for this take is not going to be sent: let another claim it.
-              if (!u.breaker.closed) u.breaker.releaseProbe();
-            });
-            if (got === GONE) {
-              failure = clientGoneError(network);
-              break;
-            }
-            if (got === true) {
-              served = u;
-              break;
-            }
-            if (got !== false) refusal ??= got;
-          }
-          if (served === undefined && failure === undefined) {
-            failure =
-              refusal ??
-              budgetExhaustedError(
-                labelOf(candidates, network),
-                this.settings.queueTimeoutMs,
-                Math.min(...bySoonest.map((c) => c.ms)),
-              );
-          }
-        } catch (err) {
-          failure = err;
-        }
-        if (served !== undefined) this.#settle(queue, w, undefined, served);
-        else this.#settle(queue, w, failure);
-      }
-    } finally {
-      queue.serving = false;
-    }
-  }
-
-  #settle(queue: NetworkQueue, w: Waiter, err: unknown, upstream?: Upstream): void {
-    if (w.timer !== undefined) clearTimeout(w.timer);
-    const n = (queue.perClient.get(w.client) ?? 1) - 1;
-    if (n <= 0) queue.perClient.delete(w.client);
-    else queue.perClient.set(w.client, n);
-    if (upstream !== undefined) w.resolve(upstream);
-    else w.reject(err);
   }
 }
 
@@ -479,103 +332,6 @@ function sortByPreference(list: Upstream[]): Upstream[] {
       a.priority - b.priority ||
       a.breaker.failures - b.breaker.failures ||
       (a.stats.latencyMs ?? 0) - (b.stats.latencyMs ?? 0),
-  );
-}
-
-/**
- * When the n-th token from now comes, across several budgets: merge each budget's sequence of
- * token times (waitEstimateMs(1), (2), ...) and take the n-th smallest. n is at most the
- * queue's length plus one and the budgets are few.
- */
-export function nthTokenMs(budgets: readonly Budget[], n: number): number {
-  if (budgets.length === 0) return Number.POSITIVE_INFINITY;
-  const next = budgets.map(() => 1);
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    let best = 0;
-    let bestMs = Number.POSITIVE_INFINITY;
-    budgets.forEach((b, j) => {
-      const ms = estimateMs(b, next[j]!);
-      if (ms < bestMs) {
-        bestMs = ms;
-        best = j;
-      }
-    });
-    at = bestMs;
-    next[best]! += 1;
-    if (!Number.isFinite(at)) break;
-  }
-  return at;
-}
-
-function estimateMs(budget: Budget, tokens: number): number {
-  return budget.waitEstimateMs?.(tokens) ?? 0;
-}
-
-/** Error messages name the one upstream, or the network when several could have served. */
-function labelOf(candidates: readonly Upstream[], network: Network): string {
-  return candidates.length === 1 ? candidates[0]!.id : network;
-}
-
-function tooManyWaiting(network: Network, client: string, cap: number): GatewayError {
-  return new GatewayError(
-    'RATE_LIMIT_EXCEEDED',
-    `too many requests of this client waiting for the ${network} upstream budget (at most ${cap})`,
-    { retryAfter: 1, retryable: true, maxWaitingPerClient: cap, client },
-    { status: 429, headers: { 'Retry-After': '1' } },
-  );
-}
-
-const GONE = Symbol('clientGone');
-
-/**
- * A token being taken for a waiter, or GONE as soon as the waiter's client goes away: the
- * queue then moves on at once, and the token, when it is granted after all, is given back.
- */
-function untilGone<T>(
-  taking: Promise<T>,
-  signal: AbortSignal | undefined,
-  giveBack: () => void,
-): Promise<T | typeof GONE> {
-  if (signal === undefined) return taking;
-  if (signal.aborted) {
-    void taking.then(
-      (got) => got === true && giveBack(),
-      () => {},
-    );
-    return Promise.resolve(GONE);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      void taking.then(
-        (got) => got === true && giveBack(),
-        () => {},
-      );
-      resolve(GONE);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    taking.then(
-      (got) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(got);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
-}
-
-/**
- * The client of a waiting request went away (its signal aborted): the waiter left the queue
- * without a token. Nobody reads this answer; it ends the request's work.
- */
-export function clientGoneError(network: Network): GatewayError {
-  return new GatewayError(
-    'SERVICE_UNAVAILABLE',
-    `the client went away while waiting for the ${network} upstream budget; no upstream request was made`,
-    { clientGone: true },
   );
 }
 

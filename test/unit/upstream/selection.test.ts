@@ -8,8 +8,8 @@ import { GatewayError } from '../../../src/errors.js';
 import { type BreakerChange, CircuitBreaker } from '../../../src/upstream/breaker.js';
 import type { Budget } from '../../../src/upstream/budget/budget.js';
 import { TokenBucket } from '../../../src/upstream/budget/local.js';
-import { FairQueue } from '../../../src/upstream/fair-queue.js';
-import { nthTokenMs, UpstreamPool } from '../../../src/upstream/pool.js';
+import { FairQueue, nthTokenMs } from '../../../src/upstream/fair-queue.js';
+import { UpstreamPool } from '../../../src/upstream/pool.js';
 
 describe('FairQueue', () => {
   it('serves clients round-robin, each first come first served', () => {
