@@ -24,8 +24,8 @@
 
 import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
-import { type BreakerSync, CircuitBreaker } from './breaker.js';
 import type { Budget } from './budget/budget.js';
+import { type BreakerSync, CircuitBreaker } from './circuit-breaker.js';
 import { FairTokenQueue } from './fair-queue.js';
 import type { AttemptOutcome } from './outcomes.js';
 import { TRANSIENT_OUTCOMES, UpstreamStats } from './stats.js';

@@ -1,7 +1,7 @@
 /**
  * Circuit-breaker state shared by every instance on one Redis (CACHE_STORE=redis), so that an
  * upstream one instance found broken is skipped by all, and one probe after the cooldown
- * decides for all (src/upstream/breaker.ts).
+ * decides for all (src/upstream/circuit-breaker.ts).
  *
  * - Transitions are announced on the pub/sub channel `{prefix}breaker` as
  *   `{instance} {id} open {remainingMs}` or `{instance} {id} closed`, and kept in the key
@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { KEY_PREFIX, type Subscription, subscribe } from '../redis/connection.js';
-import type { BreakerChange, BreakerSync } from './breaker.js';
+import type { BreakerChange, BreakerSync } from './circuit-breaker.js';
 
 export interface RedisBreakerSyncOptions {
   /** The shared command client; a duplicate of it subscribes. */
