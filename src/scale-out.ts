@@ -19,8 +19,8 @@ import type { Config } from './config/index.js';
 import { SHARED_GATEWAY_FAILURES } from './errors.js';
 import { RedisQuota } from './http/admission/redis-quota.js';
 import { KEY_PREFIX, RedisConnection } from './redis/connection.js';
-import { budgetSettings } from './upstream/budget/budget.js';
 import { RedisBudget } from './upstream/budget/redis-budget.js';
+import { budgetSettings } from './upstream/budget/upstream-budget.js';
 import { RedisBreakerSync } from './upstream/redis-breaker-sync.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */

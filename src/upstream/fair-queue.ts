@@ -12,7 +12,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
-import { type Budget, budgetExhaustedError } from './budget/budget.js';
+import { type Budget, budgetExhaustedError } from './budget/upstream-budget.js';
 
 const REMEMBERED_CLIENTS = 10_000;
 

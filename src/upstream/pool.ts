@@ -24,7 +24,7 @@
 
 import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
-import type { Budget } from './budget/budget.js';
+import type { Budget } from './budget/upstream-budget.js';
 import { type BreakerSync, CircuitBreaker } from './circuit-breaker.js';
 import { FairTokenQueue } from './fair-queue.js';
 import type { AttemptOutcome } from './outcomes.js';

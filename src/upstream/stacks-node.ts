@@ -35,7 +35,7 @@ import {
   type RunOptions,
   type UpstreamLogger,
 } from './attempts.js';
-import type { Budget } from './budget/budget.js';
+import type { Budget } from './budget/upstream-budget.js';
 import { INFO, type NodeEndpoint, pathOf, queryOf, type Reading } from './endpoints.js';
 import type {
   AnswerOf,

@@ -8,8 +8,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Network } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
 import type { AttemptEvent } from '../../src/upstream/attempts.js';
-import type { Budget } from '../../src/upstream/budget/budget.js';
 import { TokenBucket } from '../../src/upstream/budget/local.js';
+import type { Budget } from '../../src/upstream/budget/upstream-budget.js';
 import { CALL_READ, INFO, INTERFACE, NODE_ENDPOINTS } from '../../src/upstream/endpoints.js';
 import { StacksNodeClient, type UpstreamConfig } from '../../src/upstream/stacks-node.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';

@@ -23,7 +23,7 @@ import {
   budgetExhaustedError,
   budgetSettings,
   checkBudgetSettings,
-} from './budget.js';
+} from './upstream-budget.js';
 
 export interface TokenBucketOptions extends BudgetSettings {
   /** Clock in ms; monotonic by default. Tests inject Date.now with fake timers. */

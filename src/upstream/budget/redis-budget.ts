@@ -34,6 +34,7 @@ import type { Redis } from 'ioredis';
 import type { GatewayError } from '../../errors.js';
 import { KEY_PREFIX } from '../../redis/connection.js';
 import { LuaScript } from '../../redis/lua-script.js';
+import { TokenBucket } from './local.js';
 import {
   type Budget,
   type BudgetConfig,
@@ -42,8 +43,7 @@ import {
   budgetExhaustedError,
   budgetSettings,
   checkBudgetSettings,
-} from './budget.js';
-import { TokenBucket } from './local.js';
+} from './upstream-budget.js';
 
 /**
  * KEYS[1] the bucket: a hash {t: tokens (below zero when future tokens are reserved),

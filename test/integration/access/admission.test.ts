@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cl } from '@stacks/transactions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { budgetExhaustedError } from '../../../src/upstream/budget/budget.js';
+import { budgetExhaustedError } from '../../../src/upstream/budget/upstream-budget.js';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI } from '../../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../../support/gateway.js';

@@ -5,7 +5,7 @@
  */
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Budget } from '../../../src/upstream/budget/budget.js';
+import type { Budget } from '../../../src/upstream/budget/upstream-budget.js';
 import { CALL_READ } from '../../../src/upstream/endpoints.js';
 import { createDefaultPool, type Upstream, UpstreamPool } from '../../../src/upstream/pool.js';
 import { StacksNodeClient } from '../../../src/upstream/stacks-node.js';

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Network } from '../../../src/config/index.js';
 import { GatewayError } from '../../../src/errors.js';
 import type { AttemptEvent } from '../../../src/upstream/attempts.js';
-import type { Budget } from '../../../src/upstream/budget/budget.js';
+import type { Budget } from '../../../src/upstream/budget/upstream-budget.js';
 import { CALL_READ, INTERFACE } from '../../../src/upstream/endpoints.js';
 import {
   backoffDelayMs,

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import type { Budget } from '../../../src/upstream/budget/budget.js';
 import { TokenBucket } from '../../../src/upstream/budget/local.js';
+import type { Budget } from '../../../src/upstream/budget/upstream-budget.js';
 import { type BreakerChange, CircuitBreaker } from '../../../src/upstream/circuit-breaker.js';
 import { FairQueue, nthTokenMs } from '../../../src/upstream/fair-queue.js';
 import { UpstreamPool } from '../../../src/upstream/pool.js';
