@@ -4,7 +4,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { SharedFailure, SharedFailures } from './cache/coalescer.js';
+import type { SharedFailure, SharedFailures } from './cache/cross-instance-coalescer.js';
 import type { CacheView } from './cache/view.js';
 import { redact } from './config/redact.js';
 

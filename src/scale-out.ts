@@ -11,7 +11,7 @@
  * Redis through the cache store, which is on the same server.
  */
 
-import type { CrossInstanceCoalescer } from './cache/coalescer.js';
+import type { CrossInstanceCoalescer } from './cache/cross-instance-coalescer.js';
 import { HotTierSync } from './cache/hot-tier-sync.js';
 import { RedisCoalescer } from './cache/redis-coalescer.js';
 import { RedisTipChannel } from './chain/tip-channel.js';

@@ -17,7 +17,7 @@
  * not spend retries. Otherwise a stale entry is refetched like a miss (CacheResult.stale
  * 'refetch': Cache-Status fwd=stale).
  */
-import type { CrossInstanceCoalescer } from './coalescer.js';
+import type { CrossInstanceCoalescer } from './cross-instance-coalescer.js';
 import { type CacheEntry, CorruptEntryError, type EntryMeta } from './entry.js';
 import { judge, needsTip, type ProofView, type Requirements, type TipView, type Verdict } from './judge.js';
 import type { CacheStore } from './store.js';

@@ -40,7 +40,7 @@ import type {
   CrossInstanceCoalescer,
   SharedFailure,
   SharedFailures,
-} from './coalescer.js';
+} from './cross-instance-coalescer.js';
 
 const RELEASE = new LuaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
