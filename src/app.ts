@@ -24,7 +24,7 @@ import { explorerRoutes } from './explorer/plugin.js';
 import { Admission } from './http/admission/admission.js';
 import { loadApiKeys } from './http/admission/api-keys.js';
 import { installAdmission } from './http/admission/hook.js';
-import { MemoryQuota } from './http/admission/quota.js';
+import { MemoryQuota } from './http/admission/quota-store.js';
 import { requireHostHeader } from './http/client-errors.js';
 import { manageConnections } from './http/connections.js';
 import { installCors } from './http/cors.js';

@@ -25,7 +25,7 @@ import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../../errors.js';
 import type { ApiKey, ApiKeyRing } from './api-keys.js';
 import { clientAddress } from './client-address.js';
-import type { QuotaStore } from './quota.js';
+import type { QuotaStore } from './quota-store.js';
 import { canonicalTarget } from './request-target.js';
 import { type RouteKind, routeKind, takesKeys } from './routes.js';
 import { sameSecret, secretDigest } from './secret.js';

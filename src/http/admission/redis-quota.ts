@@ -1,6 +1,6 @@
 /**
  * Quotas shared by every instance on one Redis (docs/access-control.md): the token buckets of
- * src/http/admission/quota.ts kept in Redis and spent by one atomic Lua script, so that a fleet
+ * src/http/admission/quota-store.ts kept in Redis and spent by one atomic Lua script, so that a fleet
  * behind a load balancer counts one quota per key and per client address, whichever instance
  * a request reaches. The script reads Redis's own clock (TIME), so instances' clocks never
  * matter; a bucket expires once it would be full again, so idle addresses cost nothing.
@@ -12,7 +12,7 @@
 import type { Redis } from 'ioredis';
 import { KEY_PREFIX } from '../../redis/connection.js';
 import { LuaScript } from '../../redis/lua-script.js';
-import { MemoryQuota, type QuotaStore } from './quota.js';
+import { MemoryQuota, type QuotaStore } from './quota-store.js';
 
 /** KEYS[1] the bucket {t: tokens, ts: ms}. ARGV: capacity. Returns 0 (spent) or ms until a token. */
 const TAKE = new LuaScript(`

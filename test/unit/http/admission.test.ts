@@ -15,7 +15,7 @@ import {
   verdictOf,
 } from '../../../src/http/admission/admission.js';
 import { ApiKeyRing, parseApiKeys } from '../../../src/http/admission/api-keys.js';
-import { MemoryQuota, type QuotaStore } from '../../../src/http/admission/quota.js';
+import { MemoryQuota, type QuotaStore } from '../../../src/http/admission/quota-store.js';
 import { sameSecret, secretDigest } from '../../../src/http/admission/secret.js';
 
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Admission, type AdmissionOptions } from '../../../src/http/admission/admission.js';
 import { ApiKeyRing, parseApiKeys } from '../../../src/http/admission/api-keys.js';
 import { installAdmission } from '../../../src/http/admission/hook.js';
-import { MemoryQuota, type QuotaStore } from '../../../src/http/admission/quota.js';
+import { MemoryQuota, type QuotaStore } from '../../../src/http/admission/quota-store.js';
 import { installErrorHandling } from '../../../src/http/error-handler.js';
 import { FastLane, type FastLaneOptions, offerReplay } from '../../../src/http/fast-lane.js';
 import { installJsonParsing } from '../../../src/http/raw-body.js';
