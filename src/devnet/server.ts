@@ -6,7 +6,7 @@
  *   GET  /v2/info
  *   GET  /v2/contracts/interface/{address}/{contract}[?tip=]
  *   POST /v2/contracts/call-read/{address}/{contract}/{function}[?tip=]  {sender, sponsor?, arguments}
- *   and those of node-routes.ts: sources, data vars, map entries, constants, accounts, PoX,
+ *   and those of devnet-node-routes.ts: sources, data vars, map entries, constants, accounts, PoX,
  *   tenure info, fee estimates, transaction broadcast
  * Control API (JSON in, JSON out; errors are {"error": "..."}):
  *   POST /devnet/mine          {blocks?: number}                            → {tip}
@@ -25,6 +25,7 @@ import { DEPLOYER, DEVNET_ACCOUNTS } from './accounts.js';
 import type { BlockIdentity } from './blocks.js';
 import { consensusHashOf } from './blocks.js';
 import { DevnetCallError, type DevnetChain } from './chain.js';
+import { nodeRoute } from './devnet-node-routes.js';
 import {
   ADDRESS,
   CLARITY_NAME,
@@ -39,7 +40,6 @@ import {
   SEGMENT,
   text,
 } from './http.js';
-import { nodeRoute } from './node-routes.js';
 
 const MAX_BLOCKS_PER_MINE = 10_000;
 const INTERFACE_PATH = new RegExp(`^/v2/contracts/interface/(${ADDRESS})/(${CONTRACT_NAME})$`);

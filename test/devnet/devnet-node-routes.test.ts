@@ -1,5 +1,5 @@
 /**
- * The devnet's node routes for stacks.js (src/devnet/node-routes.ts, broadcast.ts) over real
+ * The devnet's node routes for stacks.js (src/devnet/devnet-node-routes.ts, broadcast.ts) over real
  * HTTP against the real Clarity VM and the sample contracts of contracts/, then stacks.js 7
  * itself pointed at the devnet: reads, fee estimates, and a signed contract call broadcast,
  * mined in one block that the event observer receives.
