@@ -29,7 +29,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['observability'],
   ['http'],
   ['scale-out'],
-  ['app'],
+  ['app'], // src/app.ts and its wiring steps, src/app/
   ['main', 'cli'],
 ];
 /** Its own world: imports only packages and itself (and the codec below it). */

@@ -1,0 +1,74 @@
+/**
+ * Wiring step: the event observer (docs/events.md), when EVENT_OBSERVER_PORT is set. A deployed
+ * contract's remembered 404s go at once, and entries the observer proves current stay fresh
+ * across blocks that did not touch them.
+ */
+
+import type { FastifyBaseLogger } from 'fastify';
+import { startObserver } from '../chain/observer/app-wiring.js';
+import type { EventObserver } from '../chain/observer/start.js';
+import type { ChainTracker } from '../chain/tracker.js';
+import type { ContractSourcePort } from '../clarity/analysis/index.js';
+import type { Config } from '../config/index.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { RedisScaleOut } from '../scale-out.js';
+import { parseContractRef } from '../service/contract-ref.js';
+import { CurrencyProof } from '../service/currency-proof.js';
+import type { Services } from './services.js';
+
+export async function wireObserver(
+  config: Config,
+  contractSource: ContractSourcePort | undefined,
+  { abis, readOnly, routes }: Services,
+  chain: ChainTracker,
+  wiring: {
+    readonly metrics: Metrics;
+    readonly log: FastifyBaseLogger;
+    readonly scaleOut: RedisScaleOut | undefined;
+  },
+): Promise<EventObserver | undefined> {
+  const { metrics, log } = wiring;
+  const observer = await startObserver(
+    config,
+    {
+      contractSource,
+      routes: routes === undefined ? undefined : (req) => routes.answer(req),
+    },
+    {
+      tips: chain.tips,
+      metrics: metrics.observer,
+      log,
+      tipChannel: wiring.scaleOut?.observedTips,
+      // A deployed contract is no longer unknown: its remembered 404s (ABI, node routes) go at once.
+      onDeployed: async (contractId) => {
+        const [address, name] = contractId.split('.') as [string, string];
+        try {
+          const ref = parseContractRef(address, name);
+          await abis.forgetUnknown(ref);
+          await routes?.forgetUnknown(ref.network, contractId);
+        } catch (err) {
+          log.debug({ err, contractId }, 'event observer: could not forget the deployed contract’s ABI 404');
+        }
+      },
+    },
+  );
+  if (observer === undefined) return undefined;
+  const network = observer.status().network;
+  const proof = new CurrencyProof({
+    network,
+    dependsOn: (contractId, fn) => observer.dependsOn(contractId, fn),
+    current: (read, tipHeight) => observer.ledger.current(read, tipHeight),
+    generation: () => observer.ledger.generation,
+    analysisVersion: () => observer.analyzer.version,
+    learnedSince: (version) => observer.analyzer.learnedSince(version),
+    onKeptCurrent: () => metrics.observer.keptCurrent(network),
+  });
+  readOnly.useProof(proof);
+  routes?.useProof(proof);
+  // The tip a node's /v2/info described (at start-up, before any block) is held: the first
+  // observed block that is its child continues the proofs of entries read at it.
+  chain.onDescribed((described, block) => {
+    if (described === network) observer.ledger.hold(block, Date.now());
+  });
+  return observer;
+}
