@@ -7,12 +7,8 @@ export const NETWORKS = ['mainnet', 'testnet'] as const;
 
 export type Network = (typeof NETWORKS)[number];
 
-export function isNetwork(value: string): value is Network {
-  return (NETWORKS as readonly string[]).includes(value);
-}
-
 /** c32 address version bytes by network: single-sig then multi-sig (SP SM, ST SN). */
-export const ADDRESS_VERSIONS: Readonly<Record<Network, readonly [number, number]>> = {
+const ADDRESS_VERSIONS: Readonly<Record<Network, readonly [number, number]>> = {
   mainnet: [22, 20],
   testnet: [26, 21],
 };
@@ -24,14 +20,4 @@ const VERSION_NETWORK: ReadonlyMap<number, Network> = new Map(
 /** The network a c32 version byte belongs to, if it is one of the four Stacks versions. */
 export function networkOfVersion(version: number): Network | undefined {
   return VERSION_NETWORK.get(version);
-}
-
-/**
- * The network a transaction's version byte names (0x00 mainnet, 0x80 testnet), for a
- * broadcast: it follows the transaction.
- */
-export function networkOfTransactionVersion(version: number): Network | undefined {
-  if (version === 0x00) return 'mainnet';
-  if (version === 0x80) return 'testnet';
-  return undefined;
 }
