@@ -8,10 +8,6 @@ export interface ErrorRecord {
   readonly details?: ErrorDetails;
 }
 
-export type Envelope<T> =
-  | { readonly success: true; readonly data: T }
-  | { readonly success: false; readonly error: ErrorRecord };
-
 export function ok<T>(data: T): { success: true; data: T } {
   return { success: true, data };
 }

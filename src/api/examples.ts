@@ -9,13 +9,13 @@
  */
 
 /** The devnet deployer (a testnet address): src/devnet/accounts.ts DEPLOYER. */
-export const EXAMPLE_ADDRESS = 'ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM';
+const EXAMPLE_ADDRESS = 'ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM';
 /** The devnet's wallet_1, which holds demo tokens. */
 export const EXAMPLE_HOLDER = 'ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5';
 /** EXAMPLE_HOLDER serialized (`cvToHex(Cl.principal(EXAMPLE_HOLDER))`), for the node-compatible call-read. */
 export const EXAMPLE_HOLDER_HEX = '0x051a7321b74e2b6a7e949e6c4ad313035b1665095017';
-export const EXAMPLE_CONTRACT = 'demo-token';
-export const EXAMPLE_FUNCTION = 'get-balance';
+const EXAMPLE_CONTRACT = 'demo-token';
+const EXAMPLE_FUNCTION = 'get-balance';
 export const EXAMPLE_CONTRACT_ID = `${EXAMPLE_ADDRESS}.${EXAMPLE_CONTRACT}`;
 
 /** A read-only call of demo-token's get-balance for wallet_1: `(ok u500000000000)` on a fresh devnet. */

@@ -10,9 +10,9 @@ import {
 } from './examples.js';
 
 /** Longest ttl accepted (seconds): ten years; 0 or omitted means "until removed". */
-export const MAX_TTL_SECONDS = 315_360_000;
+const MAX_TTL_SECONDS = 315_360_000;
 /** Most function arguments accepted in one call. */
-export const MAX_FUNCTION_ARGS = 256;
+const MAX_FUNCTION_ARGS = 256;
 
 const ClarityInput = Type.Union(
   [
@@ -210,17 +210,6 @@ export const BatchData = Type.Object({
 
 // --- node-compatible endpoints (docs/node-routes.md) --------------------------------------
 
-export const NodeCallReadParams = Type.Object({
-  address: ContractAddress,
-  contract: ContractName,
-  function: Type.String({ examples: [EXAMPLE_PATH_PARAMS.functionName] }),
-});
-
-export const NodeCallReadQuery = Type.Object(
-  { tip: Type.Optional(Type.String({ description: 'index block hash to read at' })) },
-  { additionalProperties: true },
-);
-
 export const NodeCallReadBody = Type.Object(
   {
     sender: Type.String({ minLength: 1, maxLength: 170, description: 'the principal used as tx-sender' }),
@@ -246,5 +235,3 @@ export const NodeCallReadAnswer = Type.Union(
   ],
   { examples: [{ okay: true, result: '0x0100000000000000000000000000000005' }] },
 );
-
-export const NodeInterfaceParams = Type.Object({ address: ContractAddress, contract: ContractName });
