@@ -1,6 +1,8 @@
 /**
  * The error catalogue: every error code the gateway can answer with, and its HTTP status.
- * One table, like Fastify's own error codes, so that routes never choose statuses themselves.
+ * One table, like Fastify's own error codes, so that nothing chooses a status itself: an error
+ * names its code, and, where one code is answered with more than one status, its variant, a
+ * case of that code its row maps to a status of its own. src/http/reply.ts reads the status here.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -11,6 +13,21 @@ import { redact } from './config/redact.js';
 export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: {
     status: 400,
+    /**
+     * Refusals of the HTTP exchange itself (Node's parser, Fastify's router and body parsing,
+     * the static files of /docs), answered with the status whose name they carry (RFC 9110).
+     */
+    variants: {
+      forbidden: 403,
+      'not-found': 404,
+      'request-timeout': 408,
+      'precondition-failed': 412,
+      'content-too-large': 413,
+      'uri-too-long': 414,
+      'unsupported-media-type': 415,
+      'range-not-satisfiable': 416,
+      'request-header-fields-too-large': 431,
+    },
     description:
       'malformed JSON, missing or mistyped fields, unsupported Clarity type, value out of range, bad network, bad ttl, malformed HTTP (408 request too slow, 413 body over the limit, 414 URL too long, 415 unsupported Content-Type, 431 headers too large)',
   },
@@ -33,6 +50,8 @@ export const ERROR_CATALOGUE = {
   },
   UPSTREAM_API_ERROR: {
     status: 502,
+    /** The node answered, definitely: no such contract, no such block, or it refused the call. */
+    variants: { 'unknown-contract': 404, 'unknown-block': 404, 'node-refused': 422 },
     description: 'the upstream node failed: 404 unknown contract, 422 okay:false, 502 otherwise',
   },
   TIMEOUT: { status: 504, description: 'the last upstream attempt timed out' },
@@ -50,9 +69,35 @@ export const ERROR_CATALOGUE = {
     description: 'shutting down, or the persistent store an answer needs (known contracts) is unreachable',
   },
   INTERNAL_ERROR: { status: 500, description: 'a bug; never for bad input' },
-} as const satisfies Record<string, { status: number; description: string }>;
+} as const satisfies Record<
+  string,
+  { status: number; variants?: Record<string, number>; description: string }
+>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** The variants of a code (a union over codes for ErrorCode itself); never for a code without. */
+export type ErrorVariant<C extends ErrorCode = ErrorCode> = C extends ErrorCode
+  ? (typeof ERROR_CATALOGUE)[C] extends { readonly variants: infer V }
+    ? keyof V & string
+    : never
+  : never;
+
+type Row = { readonly status: number; readonly variants?: Readonly<Record<string, number>> };
+
+/** The status of a code, or of one of its variants: its row in the table. */
+export function statusOf(code: ErrorCode, variant?: string): number {
+  const row: Row = ERROR_CATALOGUE[code];
+  return (variant === undefined ? undefined : row.variants?.[variant]) ?? row.status;
+}
+
+/** The variant of `code` answered with `status`, when the table has one (the first in its row). */
+export function variantWithStatus<C extends ErrorCode>(code: C, status: number): ErrorVariant<C> | undefined {
+  const row: Row = ERROR_CATALOGUE[code];
+  for (const [variant, s] of Object.entries(row.variants ?? {}))
+    if (s === status) return variant as ErrorVariant<C>;
+  return undefined;
+}
 
 /** Codes a client may retry (docs/api.md). */
 export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set([
@@ -63,21 +108,35 @@ export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set([
 
 export type ErrorDetails = Record<string, unknown>;
 
-/**
- * An error the gateway answers with. `status` defaults to the catalogue's; a few codes
- * carry more than one status (UPSTREAM_API_ERROR 404/422/502, VALIDATION_ERROR 413).
- */
 /** What the cache did for an answer (an error answered from a cache included), as values. */
 export interface AnswerOrigin {
   readonly cache?: CacheView | undefined;
   readonly tipHeight?: number | undefined;
 }
 
-export class GatewayError extends Error {
-  readonly code: ErrorCode;
-  readonly status: number;
+export interface GatewayErrorOptions<C extends ErrorCode = ErrorCode> {
+  /** The case of the code the table maps to a status of its own (e.g. UPSTREAM_API_ERROR's unknown-contract). */
+  variant?: ErrorVariant<C> | undefined;
+  /** When the client may try again, in whole seconds (src/http sends it as Retry-After). */
+  retryAfter?: number | undefined;
+  /** Extra response headers an HTTP-level refusal names (Allow, WWW-Authenticate); src/http only. */
+  headers?: Record<string, string>;
+  cause?: unknown;
+  upstreamText?: string;
+  origin?: AnswerOrigin;
+}
+
+/**
+ * An error the gateway answers with, as values: its code (and variant), what it says, and when
+ * it may be retried. Its status is the table's for them; src/http renders status and headers.
+ */
+export class GatewayError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
+  readonly variant: ErrorVariant<C> | undefined;
   readonly details: ErrorDetails | undefined;
-  /** Extra response headers, e.g. Retry-After on RATE_LIMIT_EXCEEDED. */
+  /** When the client may try again, in whole seconds (RATE_LIMIT_EXCEEDED). */
+  readonly retryAfter: number | undefined;
+  /** Extra response headers an HTTP-level refusal names (Allow on a 405, the admin API's challenge). */
   readonly headers: Record<string, string> | undefined;
   /**
    * Where the error came from when a cache answered it (a cached (err …), a remembered 404):
@@ -92,26 +151,44 @@ export class GatewayError extends Error {
    */
   readonly upstreamText: string | undefined;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    details?: ErrorDetails,
-    options: {
-      status?: number;
-      headers?: Record<string, string>;
-      cause?: unknown;
-      upstreamText?: string;
-      origin?: AnswerOrigin;
-    } = {},
-  ) {
+  constructor(code: C, message: string, details?: ErrorDetails, options: GatewayErrorOptions<C> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
-    this.status = options.status ?? ERROR_CATALOGUE[code].status;
+    this.variant = options.variant;
     this.details = details;
+    this.retryAfter = options.retryAfter;
     this.headers = options.headers;
     this.origin = options.origin;
     this.upstreamText = options.upstreamText === undefined ? undefined : redact(options.upstreamText);
+  }
+
+  /** The HTTP status the table gives this error's code and variant. */
+  get status(): number {
+    return statusOf(this.code, this.variant);
+  }
+
+  /**
+   * The same error (code, variant, retry time, extra headers, upstream text) in other words:
+   * a message that names more, other details, where a cache answered it. A memoized error is
+   * shared, so it is never changed in place.
+   */
+  rephrased(
+    message: string,
+    details: ErrorDetails | undefined,
+    changes: { cause?: unknown; origin?: AnswerOrigin } = {},
+  ): GatewayError<C> {
+    const cause = 'cause' in changes ? changes.cause : this.cause;
+    const origin = 'origin' in changes ? changes.origin : this.origin;
+    return new GatewayError<C>(this.code, message, details, {
+      variant: this.variant,
+      retryAfter: this.retryAfter,
+      ...(this.headers === undefined ? {} : { headers: this.headers }),
+      ...(cause === undefined ? {} : { cause }),
+      ...(origin === undefined ? {} : { origin }),
+      // Redacted already; redacting again changes nothing.
+      ...(this.upstreamText === undefined ? {} : { upstreamText: this.upstreamText }),
+    });
   }
 }
 
@@ -127,7 +204,7 @@ export function newErrorId(): string {
 /**
  * The gateway's failures as they cross instances through the Redis coalescer: every
  * GatewayError but a shutdown (which is this instance's alone: the waiters elsewhere take over
- * the load) is shared, and raised again from the error table's own codes only.
+ * the load) is shared, and raised again from the error table's own codes and variants only.
  */
 export const SHARED_GATEWAY_FAILURES: SharedFailures = {
   share(err: unknown): SharedFailure | undefined {
@@ -135,16 +212,22 @@ export const SHARED_GATEWAY_FAILURES: SharedFailures = {
     return {
       code: err.code,
       message: err.message,
-      status: err.status,
       ...(err.details === undefined ? {} : { details: err.details }),
-      ...(err.headers === undefined ? {} : { headers: err.headers }),
+      ...(err.variant === undefined ? {} : { variant: err.variant }),
+      ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
     };
   },
   revive(f: SharedFailure): Error | undefined {
     if (!Object.hasOwn(ERROR_CATALOGUE, f.code)) return undefined;
-    return new GatewayError(f.code as ErrorCode, f.message, f.details, {
-      status: f.status,
-      ...(f.headers === undefined ? {} : { headers: f.headers }),
+    const code = f.code as ErrorCode;
+    const row: Row = ERROR_CATALOGUE[code];
+    if (f.variant !== undefined && !Object.hasOwn(row.variants ?? {}, f.variant)) return undefined;
+    // A failure in an earlier version's form carried its status and headers instead: the waiter
+    // loads for itself rather than answer without what that form said.
+    if ('status' in f || 'headers' in f) return undefined;
+    return new GatewayError(code, f.message, f.details, {
+      variant: f.variant as ErrorVariant | undefined,
+      retryAfter: typeof f.retryAfter === 'number' ? f.retryAfter : undefined,
     });
   },
 };

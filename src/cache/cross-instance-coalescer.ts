@@ -50,10 +50,14 @@ export interface SharedFailures {
   revive(failure: SharedFailure): Error | undefined;
 }
 
+/**
+ * A failure as values: the error table's code, and the variant and retry time (whole seconds)
+ * it names; the status and headers they mean are the HTTP layer's to render on each instance.
+ */
 export interface SharedFailure {
   readonly code: string;
   readonly message: string;
-  readonly status: number;
   readonly details?: Record<string, unknown>;
-  readonly headers?: Record<string, string>;
+  readonly variant?: string;
+  readonly retryAfter?: number;
 }

@@ -177,7 +177,6 @@ export class ChainTracker {
       'UPSTREAM_API_ERROR',
       `the ${network} node's /v2/info names no block (no stacks_tip and consensus hash): a consistent batch cannot be pinned`,
       { retryable: true, reason: 'malformed' },
-      { status: 502 },
     );
   }
 
@@ -277,7 +276,6 @@ export class ChainTracker {
         'UPSTREAM_API_ERROR',
         `no ${network} upstream answered GET /v2/info with a chain tip`,
         { retryable: true },
-        { status: 502 },
       );
     }
     return this.#tipOfInfo(network, median);

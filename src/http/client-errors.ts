@@ -19,12 +19,12 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fail } from '../api/envelope.js';
-import { type ErrorCode, GatewayError, newErrorId } from '../errors.js';
+import { type ErrorVariant, GatewayError, newErrorId } from '../errors.js';
 import { sendError } from './error-handler.js';
 
-/** What each parser-level failure is answered with. */
+/** What each parser-level failure is answered with: a VALIDATION_ERROR, of which variant. */
 interface ParserAnswer {
-  readonly status: number;
+  readonly variant?: ErrorVariant<'VALIDATION_ERROR'>;
   readonly message: string;
 }
 
@@ -38,8 +38,11 @@ function overflowAnswer(rawPacket: unknown, maxHeaderSize: number): ParserAnswer
   const firstLineEnd = packet?.indexOf('\r\n') ?? -1;
   const inRequestLine = packet !== undefined && (firstLineEnd < 0 || firstLineEnd >= maxHeaderSize);
   return inRequestLine
-    ? { status: 414, message: `request URL is longer than the limit (${maxHeaderSize} bytes)` }
-    : { status: 431, message: `request header section is larger than the limit (${maxHeaderSize} bytes)` };
+    ? { variant: 'uri-too-long', message: `request URL is longer than the limit (${maxHeaderSize} bytes)` }
+    : {
+        variant: 'request-header-fields-too-large',
+        message: `request header section is larger than the limit (${maxHeaderSize} bytes)`,
+      };
 }
 
 type ParserError = NodeJS.ErrnoException & { rawPacket?: unknown; reason?: unknown };
@@ -49,27 +52,27 @@ function parserAnswer(err: ParserError, maxHeaderSize: number): ParserAnswer {
   const reason = typeof err.reason === 'string' ? err.reason : (err.code ?? 'parse error');
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, message: 'the request was not received completely within the time limit' };
+      return {
+        variant: 'request-timeout',
+        message: 'the request was not received completely within the time limit',
+      };
     case 'HPE_HEADER_OVERFLOW':
       return overflowAnswer(err.rawPacket, maxHeaderSize);
     case 'HPE_INVALID_TRANSFER_ENCODING':
       return /content-length/i.test(reason)
-        ? { status: 400, message: 'conflicting Content-Length and Transfer-Encoding headers' }
-        : { status: 400, message: `malformed HTTP request: ${reason}` };
+        ? { message: 'conflicting Content-Length and Transfer-Encoding headers' }
+        : { message: `malformed HTTP request: ${reason}` };
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return { status: 400, message: 'duplicate or conflicting Content-Length headers' };
+      return { message: 'duplicate or conflicting Content-Length headers' };
     default:
-      return { status: 400, message: `malformed HTTP request: ${reason}` };
+      return { message: `malformed HTTP request: ${reason}` };
   }
 }
 
 /** The envelope as a raw HTTP/1.1 response (there is no reply object at this level). */
-export function rawErrorResponse(
-  status: number,
-  message: string,
-  code: ErrorCode = 'VALIDATION_ERROR',
-): string {
-  const body = JSON.stringify(fail({ id: newErrorId(), code, message }));
+export function rawErrorResponse(err: GatewayError): string {
+  const status = err.status;
+  const body = JSON.stringify(fail({ id: newErrorId(), code: err.code, message: err.message }));
   return [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',
@@ -84,10 +87,11 @@ export function rawErrorResponse(
 export function clientErrorHandler(this: FastifyInstance, err: ParserError, socket: Socket): void {
   // A reset connection has nobody left to answer.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const { status, message } = parserAnswer(err, nodeMaxHeaderSize);
-  this.log.debug({ code: err.code, status }, `client error: ${message}`);
+  const { variant, message } = parserAnswer(err, nodeMaxHeaderSize);
+  const answer = new GatewayError('VALIDATION_ERROR', message, undefined, { variant });
+  this.log.debug({ code: err.code, status: answer.status }, `client error: ${message}`);
   // Close once the answer is flushed: the rest of the connection's bytes cannot be trusted.
-  if (socket.writable) socket.end(rawErrorResponse(status, message));
+  if (socket.writable) socket.end(rawErrorResponse(answer));
   socket.destroySoon();
 }
 
@@ -100,7 +104,9 @@ export function clientErrorHandler(this: FastifyInstance, err: ParserError, sock
 export function refuseConnect(server: Server): void {
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     if (socket.writable)
-      socket.end(rawErrorResponse(405, 'CONNECT is not served by this gateway', 'METHOD_NOT_ALLOWED'));
+      socket.end(
+        rawErrorResponse(new GatewayError('METHOD_NOT_ALLOWED', 'CONNECT is not served by this gateway')),
+      );
     socket.on('error', () => {});
   });
 }
@@ -115,8 +121,8 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
       : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? 'a path segment is longer than the limit'
         : error.message;
-  const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
-  sendError(request, reply, new GatewayError('VALIDATION_ERROR', message, undefined, { status }));
+  const variant = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'uri-too-long' : undefined;
+  sendError(request, reply, new GatewayError('VALIDATION_ERROR', message, undefined, { variant }));
 }
 
 /**

@@ -1,34 +1,34 @@
 /**
- * Maps every failure to the envelope and the catalogue's HTTP status: gateway errors,
- * Fastify's own (schema validation, malformed JSON, oversized bodies, bad media types) and
- * anything unexpected (INTERNAL_ERROR, logged as a bug). Each error gets a fresh id that is
- * written to the log line of that error.
+ * Maps every failure to the envelope and the status the error table gives its code (and
+ * variant): gateway errors, Fastify's own (schema validation, malformed JSON, oversized bodies,
+ * bad media types) and anything unexpected (INTERNAL_ERROR, logged as a bug). Each error gets
+ * a fresh id that is written to the log line of that error.
  */
 
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fail } from '../api/envelope.js';
 import { redact } from '../config/redact.js';
-import { GatewayError, isGatewayError, newErrorId } from '../errors.js';
+import { type ErrorVariant, GatewayError, isGatewayError, newErrorId, variantWithStatus } from '../errors.js';
 import { originHeaders } from './reply.js';
 import type { RouteMethods } from './route-table.js';
 
 /** Fastify error codes that are the client's fault, and what we answer for them. */
-const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; message: (e: FastifyError) => string }> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: () => 'request body is larger than the limit' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, message: (e) => `malformed JSON body: ${e.message}` },
-  FST_ERR_CTP_EMPTY_JSON_BODY: {
-    status: 400,
-    message: () => 'request body is empty; a JSON object is required',
+const FASTIFY_CLIENT_ERRORS: Record<
+  string,
+  { variant?: ErrorVariant<'VALIDATION_ERROR'>; message: (e: FastifyError) => string }
+> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    variant: 'content-too-large',
+    message: () => 'request body is larger than the limit',
   },
+  FST_ERR_CTP_INVALID_JSON_BODY: { message: (e) => `malformed JSON body: ${e.message}` },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { message: () => 'request body is empty; a JSON object is required' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
-    status: 415,
+    variant: 'unsupported-media-type',
     message: () => 'unsupported or malformed Content-Type; send application/json',
   },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
-    status: 400,
-    message: () => 'Content-Length does not match the body',
-  },
-  FST_ERR_CTP_INVALID_TYPE: { status: 400, message: () => 'Content-Type header is invalid' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { message: () => 'Content-Length does not match the body' },
+  FST_ERR_CTP_INVALID_TYPE: { message: () => 'Content-Type header is invalid' },
 };
 
 /**
@@ -76,13 +76,17 @@ export function toGatewayError(err: unknown): GatewayError {
     }
     const known = typeof fe.code === 'string' ? FASTIFY_CLIENT_ERRORS[fe.code] : undefined;
     if (known !== undefined) {
-      return new GatewayError('VALIDATION_ERROR', known.message(fe), undefined, { status: known.status });
+      return new GatewayError('VALIDATION_ERROR', known.message(fe), undefined, { variant: known.variant });
     }
     if (fe instanceof SyntaxError && fe.statusCode === 400) {
       return new GatewayError('VALIDATION_ERROR', `malformed JSON body: ${fe.message}`);
     }
+    // Another refusal of the framework or a plugin (the static files of /docs: 403, 412, 416):
+    // the variant of its status, 400 when the table names none.
     if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-      return new GatewayError('VALIDATION_ERROR', fe.message, undefined, { status: fe.statusCode });
+      return new GatewayError('VALIDATION_ERROR', fe.message, undefined, {
+        variant: variantWithStatus('VALIDATION_ERROR', fe.statusCode),
+      });
     }
   }
   return new GatewayError('INTERNAL_ERROR', 'internal error', undefined, { cause: err });
@@ -90,6 +94,7 @@ export function toGatewayError(err: unknown): GatewayError {
 
 /** Send a gateway error in the envelope, logging it with its id. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: GatewayError): FastifyReply {
+  if (err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter));
   if (err.headers !== undefined) reply.headers(err.headers);
   if (err.origin !== undefined) reply.headers(originHeaders(err.origin.cache, err.origin.tipHeight));
   return reply.code(err.status).type('application/json; charset=utf-8').send(errorEnvelope(request.log, err));

@@ -42,7 +42,7 @@ export function installJsonParsing(app: FastifyInstance): void {
         'VALIDATION_ERROR',
         `unsupported Content-Type ${JSON.stringify(type.slice(0, 100))}; send JSON as application/json (text/plain or no Content-Type are read as JSON too)`,
         { contentType: type.slice(0, 100), accepted: ['application/json', 'text/plain'] },
-        { status: 415 },
+        { variant: 'unsupported-media-type' },
       ),
     );
   });

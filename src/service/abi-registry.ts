@@ -88,7 +88,7 @@ export class AbiRegistry {
   }
 
   /**
-   * The ABI endpoint's answer: the stored document in the envelope, with Cache-Status and Age.
+   * The ABI endpoint's answer: the stored document in the envelope, with what the cache did.
    * `network` (the ?network= query) must agree with the address; `bust` refetches upstream.
    */
   answer(
@@ -150,12 +150,10 @@ export class AbiRegistry {
       abi = parseAbi(found.value);
     }
     if (abi === undefined) {
-      throw new GatewayError(
-        'UPSTREAM_API_ERROR',
-        `the ABI of ${ref.id} is malformed`,
-        { retryable: false, reason: 'malformed' },
-        { status: 502 },
-      );
+      throw new GatewayError('UPSTREAM_API_ERROR', `the ABI of ${ref.id} is malformed`, {
+        retryable: false,
+        reason: 'malformed',
+      });
     }
     this.#parsed.set(key, { json: found.value, abi }, { size: parsedAbiBytes(key, found.value) });
     return result(found, abi);

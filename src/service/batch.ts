@@ -254,12 +254,12 @@ function batchTip(tip: unknown): string | undefined {
   }
 }
 
-/** The node's answer that it does not know block `pin` (UPSTREAM_API_ERROR 404 naming the tip). */
+/** The node's answer that it does not know block `pin` (UPSTREAM_API_ERROR unknown-block naming the tip). */
 function isUnknownBlock(err: unknown, pin: string): boolean {
   return (
     isGatewayError(err) &&
     err.code === 'UPSTREAM_API_ERROR' &&
-    err.status === 404 &&
+    err.variant === 'unknown-block' &&
     err.details?.['tip'] === pin
   );
 }

@@ -16,13 +16,13 @@ export function nodeRefusalBody(cause: string): string {
 
 /**
  * The node's cause when err is its refusal of the call (okay:false), else undefined. The
- * upstream client raises a refusal as UPSTREAM_API_ERROR 404 (NoSuchContract) or 422 with the
- * node's cause in details.cause (src/upstream/stacks-node.ts); every other error, of the node
- * or of the gateway, has no cause there.
+ * upstream client raises a refusal as UPSTREAM_API_ERROR unknown-contract (NoSuchContract) or
+ * node-refused with the node's cause in details.cause (src/upstream/stacks-node.ts); every
+ * other error, of the node or of the gateway, has no cause there.
  */
 export function refusalCause(err: unknown): string | undefined {
   if (!isGatewayError(err) || err.code !== 'UPSTREAM_API_ERROR') return undefined;
-  if (err.status !== 404 && err.status !== 422) return undefined;
+  if (err.variant !== 'unknown-contract' && err.variant !== 'node-refused') return undefined;
   const cause = err.details?.['cause'];
   return typeof cause === 'string' ? cause : undefined;
 }

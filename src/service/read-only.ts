@@ -14,15 +14,15 @@
  */
 import { type ProofView, type TipView, tipOf } from '../cache/judge.js';
 import type { CachePolicy, LoadContext, LoadedValue, ReadThroughCache } from '../cache/read-through.js';
+import type { CacheView } from '../cache/view.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { checkArguments, decodeClarityHex, describeType, renderClarityValue } from '../clarity/index.js';
-import { type AnswerOrigin, GatewayError, isGatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../errors.js';
 import type { Network } from '../network.js';
 import { CALL_READ } from '../upstream/endpoints.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
 import type { AbiRegistry } from './abi-registry.js';
 import type { LaneReuse, RenderedAnswer } from './answer.js';
-import type { CacheView } from './cache-status.js';
 import { type ContractRef, parseContractRef } from './contract-ref.js';
 import type { CurrencyProof } from './currency-proof.js';
 import { nodeRefusalBody, nodeResultBody, refusalCause } from './node-shape.js';
@@ -119,16 +119,17 @@ export class ReadOnlyService {
     private readonly freshness?: FreshnessSettings,
   ) {}
 
+  /** Told of every stored entry found damaged (metrics: clarity_cache_store_corrupt_total). */
+  onCorrupt: (() => void) | undefined;
+
   /**
    * The envelope answer to a read-only request. `text` is the request's exact text when there
    * is one (URL and body): identical texts prepare identically, so it memoizes the preparation.
    *
    * Failures are thrown as GatewayErrors for the caller's error rendering. One that comes
-   * after the cache lookup (a cached `(err ...)` raised as CONTRACT_ERROR) carries the
-   * Cache-Status and Age headers in `headers`, so the answer still says where it came from.
+   * after the cache lookup (a cached `(err ...)` raised as CONTRACT_ERROR) carries what the
+   * cache did and the tip as its origin, so the answer still says where it came from.
    */
-  /** Told of every stored entry found damaged (metrics: clarity_cache_store_corrupt_total). */
-  onCorrupt: (() => void) | undefined;
 
   async answer(req: ReadOnlyRequest, text?: RequestText, rc?: RequestContext): Promise<RenderedAnswer> {
     try {
@@ -164,7 +165,9 @@ export class ReadOnlyService {
     } catch (err) {
       if (result.entry !== undefined && isDamagedValueError(err)) throw new StoredEntryDamaged();
       // A cached (err …) raised as CONTRACT_ERROR still says where it came from.
-      throw isGatewayError(err) ? withOrigin(err, { cache: result, tipHeight: result.tipHeight }) : err;
+      throw isGatewayError(err)
+        ? err.rephrased(err.message, err.details, { origin: { cache: result, tipHeight: result.tipHeight } })
+        : err;
     }
     return { status: 200, body, cache: result, tipHeight: result.tipHeight, reuse: result.reuse };
   }
@@ -254,11 +257,9 @@ export class ReadOnlyService {
     const fn = abi?.functions.find((f) => f.name === req.functionName);
     const param = fn?.args[index];
     if (fn === undefined || param === undefined) return err;
-    return new GatewayError(
-      err.code,
+    return err.rephrased(
       `${err.message} (argument ${index + 1}, "${param.name}", of ${ref.id}::${fn.name} is ${describeType(param.type)})`,
       { ...err.details, argument: index + 1, name: param.name, expected: param.type },
-      { status: err.status },
     );
   }
 
@@ -418,7 +419,6 @@ export class ReadOnlyService {
           retryable: false,
           error: err instanceof Error ? err.message : String(err),
         },
-        { status: 502 },
       );
     }
     return tipHeight === undefined ? { result } : { result, tipHeight };
@@ -432,14 +432,4 @@ function knownTip(height: number | undefined): TipView {
 
 function unknownMoment(): undefined {
   return undefined;
-}
-
-/** The same error, said to come from this cache answer (a memoized error is shared: never mutate it). */
-function withOrigin(err: GatewayError, origin: AnswerOrigin): GatewayError {
-  return new GatewayError(err.code, err.message, err.details, {
-    status: err.status,
-    ...(err.headers === undefined ? {} : { headers: err.headers }),
-    origin,
-    ...(err.cause === undefined ? {} : { cause: err.cause }),
-  });
 }

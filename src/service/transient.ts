@@ -14,8 +14,9 @@ export function isTransientFailure(err: unknown): boolean {
     case 'RATE_LIMIT_EXCEEDED':
       return true;
     case 'UPSTREAM_API_ERROR':
-      // 5xx, connection errors and non-JSON 200s are marked retryable; definite answers are not.
-      return err.status === 502 && err.details?.['retryable'] === true;
+      // 5xx, connection errors and non-JSON 200s are marked retryable; definite answers are not
+      // (an unknown contract or block, a refusal: the variants of a node that answered).
+      return err.variant === undefined && err.details?.['retryable'] === true;
     default:
       return false;
   }

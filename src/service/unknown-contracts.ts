@@ -4,16 +4,16 @@
  * a missing contract (or read-only calls to it, which fetch its ABI first) cost one upstream
  * request per window instead of one each.
  *
- * The answer stays the upstream's: the same UPSTREAM_API_ERROR 404, its message and details
- * kept in the entry, with a Cache-Status that says where it came from (a hit, or a miss that
- * was stored). The entries live under their own key namespace (keys.ts), never among the
+ * The answer stays the upstream's: the same UPSTREAM_API_ERROR (its unknown-contract variant,
+ * 404), its message and details kept in the entry, with a cache view that says where it came
+ * from (a hit, or a miss that was stored). The entries live under their own key namespace (keys.ts), never among the
  * cached ABIs, so they are never listed as known contracts.
  */
 import type { CacheEntry } from '../cache/entry.js';
 import { unknownAbiKey } from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
+import type { CacheView } from '../cache/view.js';
 import { type ErrorDetails, GatewayError, isGatewayError } from '../errors.js';
-import type { CacheView } from './cache-status.js';
 import type { ContractRef } from './contract-ref.js';
 
 interface StoredNotFound {
@@ -30,7 +30,7 @@ export class UnknownContracts {
     private readonly ttlMs: number,
   ) {}
 
-  /** The remembered 404 for ref, ready to throw (Cache-Status hit), or undefined. */
+  /** The remembered 404 for ref, ready to throw (a cache hit), or undefined. */
   async lookup(ref: ContractRef): Promise<GatewayError | undefined> {
     if (this.ttlMs === 0) return undefined;
     const entry = await this.cache.fresh(this.#key(ref));
@@ -42,7 +42,7 @@ export class UnknownContracts {
 
   /**
    * When err is the upstream's 404 for an unknown contract: remember it and return it with
-   * its Cache-Status; any other error is returned as it is.
+   * what the cache did; any other error is returned as it is.
    */
   async remember(ref: ContractRef, err: unknown): Promise<unknown> {
     if (this.ttlMs === 0 || !isUnknownContract(err)) return err;
@@ -64,12 +64,12 @@ export class UnknownContracts {
 
 /** The upstream's answer for a contract that does not exist (stacks-node.ts). */
 export function isUnknownContract(err: unknown): err is GatewayError {
-  return isGatewayError(err) && err.code === 'UPSTREAM_API_ERROR' && err.status === 404;
+  return isGatewayError(err) && err.code === 'UPSTREAM_API_ERROR' && err.variant === 'unknown-contract';
 }
 
 function notFound(stored: StoredNotFound, cache: CacheView, cause?: unknown): GatewayError {
   return new GatewayError('UPSTREAM_API_ERROR', stored.message, stored.details, {
-    status: 404,
+    variant: 'unknown-contract',
     origin: { cache },
     ...(cause === undefined ? {} : { cause }),
   });

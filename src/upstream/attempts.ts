@@ -123,8 +123,6 @@ interface Round<T> extends Sent<T> {
   readonly failed: readonly Upstream[];
 }
 
-const TIP_HEIGHT_HEADER = 'x-canonical-stacks-tip-height';
-
 export class Attempts {
   readonly #pool: UpstreamPool;
   readonly #transport: Transport;
@@ -373,7 +371,6 @@ export class Attempts {
             'UPSTREAM_API_ERROR',
             `upstream ${describe(target)} reported a chain tip height that cannot be believed (after ${attempts} attempts)`,
             { retryable: true, attempts, reason: 'implausible chain tip height' },
-            { status: 502 },
           ),
       };
     }
@@ -436,7 +433,7 @@ function hostOf(upstream: Upstream): string {
 
 /** X-Canonical-Stacks-Tip-Height as a number when it is one at all (for the plausibility check). */
 function rawTipHeight(headers: Record<string, string | string[] | undefined>): number | undefined {
-  const raw = headers[TIP_HEIGHT_HEADER];
+  const raw = headers['x-canonical-stacks-tip-height'];
   const text = (Array.isArray(raw) ? raw[0] : raw)?.trim();
   if (text === undefined || text === '') return undefined;
   const n = Number(text);
@@ -445,7 +442,7 @@ function rawTipHeight(headers: Record<string, string | string[] | undefined>): n
 
 /** X-Canonical-Stacks-Tip-Height as a safe integer, or undefined when absent or garbled. */
 function readTipHeight(headers: Record<string, string | string[] | undefined>): number | undefined {
-  const raw = headers[TIP_HEIGHT_HEADER];
+  const raw = headers['x-canonical-stacks-tip-height'];
   const text = Array.isArray(raw) ? raw[0] : raw;
   if (text === undefined || !/^\d+$/.test(text.trim())) return undefined;
   const n = Number(text.trim());

@@ -224,7 +224,6 @@ export class FairTokenQueue<U extends TokenGrantor> {
           'SERVICE_UNAVAILABLE',
           `the gateway is shutting down; upstream request queue for ${this.#network} is closed`,
           { retryable: true, reason: 'closed' },
-          { status: 503 },
         ),
       );
     }
@@ -337,7 +336,7 @@ function tooManyWaiting(network: Network, client: string, cap: number): GatewayE
     'RATE_LIMIT_EXCEEDED',
     `too many requests of this client waiting for the ${network} upstream budget (at most ${cap})`,
     { retryAfter: 1, retryable: true, maxWaitingPerClient: cap, client },
-    { status: 429, headers: { 'Retry-After': '1' } },
+    { retryAfter: 1 },
   );
 }
 

@@ -9,7 +9,7 @@
  * | 2xx                                                | the endpoint's check (stacks-node.ts)        |
  * | other 1xx/3xx/4xx (unless the endpoint maps it)    | UPSTREAM_API_ERROR 502 {upstreamStatus, reason, retryable:false} |
  * | 5xx, still after the retries                       | UPSTREAM_API_ERROR 502 {upstreamStatus, retryable:true, attempts} |
- * | 429, still after the retries                       | RATE_LIMIT_EXCEEDED 429 {retryAfter, ...} + Retry-After |
+ * | 429, still after the retries                       | RATE_LIMIT_EXCEEDED 429 {retryAfter, ...}, retry time as data |
  * | timeout on the last attempt                        | TIMEOUT 504 {timeoutMs, retryable:true, attempts} |
  * | connection refused/reset, still after the retries  | UPSTREAM_API_ERROR 502 {cause:'ECONNREFUSED'.., retryable:true, attempts} |
  * | body over the size limit                           | UPSTREAM_API_ERROR 502 {reason:'too-large', retryable:false} |
@@ -102,7 +102,6 @@ export function interpret<T>(
             'TIMEOUT',
             `upstream ${describe(target)} timed out after ${timeoutMs} ms (${attempts} attempt${attempts === 1 ? '' : 's'})`,
             { timeoutMs, retryable: true, attempts },
-            { status: 504 },
           ),
       };
     case 'too-large':
@@ -113,7 +112,6 @@ export function interpret<T>(
           'UPSTREAM_API_ERROR',
           `upstream ${describe(target)} answered more than ${settings.maxResponseBytes} bytes`,
           { retryable: false, upstreamStatus: raw.status, reason: 'too-large' },
-          { status: 502 },
         ),
       };
     case 'error': {
@@ -127,7 +125,6 @@ export function interpret<T>(
             'UPSTREAM_API_ERROR',
             `upstream ${describe(target)} attempt aborted (another upstream answered first)`,
             { retryable: true, reason: 'aborted' },
-            { status: 502 },
           ),
         };
       }
@@ -136,7 +133,7 @@ export function interpret<T>(
           'UPSTREAM_API_ERROR',
           `upstream ${describe(target)} failed: ${raw.code}${attempts > 1 ? ` (after ${attempts} attempts)` : ''}`,
           { cause: raw.code, retryable: raw.retryable, attempts },
-          { status: 502, cause: raw.error },
+          { cause: raw.error },
         );
       return raw.retryable
         ? { type: 'retry', outcome: 'connection-error', error: make }
@@ -165,7 +162,7 @@ export function interpret<T>(
           'RATE_LIMIT_EXCEEDED',
           `upstream ${describe(target)} is rate limiting (429 after ${attempts} attempts)`,
           { retryAfter, retryable: true, attempts, upstreamStatus: 429 },
-          { status: 429, headers: { 'Retry-After': String(retryAfter) } },
+          { retryAfter },
         );
       },
     };
@@ -182,7 +179,7 @@ export function interpret<T>(
           'UPSTREAM_API_ERROR',
           `upstream ${describe(target)} answered ${status} (after ${attempts} attempts)`,
           { retryable: true, attempts, upstreamStatus: status, reason: reasonOf(status) },
-          { status: 502, upstreamText: truncate(raw.body) },
+          { upstreamText: truncate(raw.body) },
         ),
     };
   }
@@ -193,7 +190,7 @@ export function interpret<T>(
       'UPSTREAM_API_ERROR',
       `upstream ${describe(target)} answered ${status}`,
       { retryable: false, upstreamStatus: status, reason: reasonOf(status) },
-      { status: 502, upstreamText: truncate(raw.body) },
+      { upstreamText: truncate(raw.body) },
     ),
   };
 }
@@ -225,19 +222,14 @@ export function closedError(target: Target): GatewayError {
     'SERVICE_UNAVAILABLE',
     `the gateway is shutting down; upstream ${describe(target)} not completed`,
     { retryable: true, reason: 'closed' },
-    { status: 503 },
   );
 }
 
-/** Budget errors get the network and path into their message; details and status are kept. */
+/** Budget errors get the network and path into their message; details, variant and retry time are kept. */
 export function withContext(err: unknown, target: Target, attempt: number): unknown {
   if (!(err instanceof GatewayError)) return err;
   const details = attempt > 0 ? { ...err.details, attempts: attempt } : err.details;
-  return new GatewayError(err.code, `${err.message} (${describe(target)})`, details, {
-    status: err.status,
-    ...(err.headers === undefined ? {} : { headers: err.headers }),
-    cause: err,
-  });
+  return err.rephrased(`${err.message} (${describe(target)})`, details, { cause: err });
 }
 
 function truncate(body: string): string {

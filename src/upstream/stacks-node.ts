@@ -6,15 +6,15 @@
  * retries is attempts.ts; one HTTP exchange is transport.ts; the generic status mapping is
  * outcomes.ts.
  *
- * | answer                                             | result                                       |
+ * | answer                                             | result (the error table maps a variant to its status) |
  * |----------------------------------------------------|----------------------------------------------|
  * | 200 {okay:true,result:"0x.."}                      | success                                      |
- * | 200 {okay:false,cause} (cause has NoSuchContract)  | UPSTREAM_API_ERROR 404 {cause, retryable:false} |
- * | 200 {okay:false,cause} (any other cause)           | UPSTREAM_API_ERROR 422 {cause, retryable:false} |
- * | ABI 404 "No contract interface data found"         | UPSTREAM_API_ERROR 404 {retryable:false, upstreamStatus:404} |
+ * | 200 {okay:false,cause} (cause has NoSuchContract)  | UPSTREAM_API_ERROR unknown-contract (404) {cause, retryable:false} |
+ * | 200 {okay:false,cause} (any other cause)           | UPSTREAM_API_ERROR node-refused (422) {cause, retryable:false} |
+ * | ABI 404 "No contract interface data found"         | UPSTREAM_API_ERROR unknown-contract (404) {retryable:false, upstreamStatus:404} |
  * | 200 whose body is not JSON                         | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:true}, not retried on the same upstream (another is asked) |
  * | 200 JSON of the wrong shape (non-hex result, ...)  | UPSTREAM_API_ERROR 502 {reason:'malformed', retryable:false} |
- * | pinned call (?tip=) answered 404 (unknown block)   | asked of the other upstreams; then UPSTREAM_API_ERROR 404 {tip, retryable:false} |
+ * | pinned call (?tip=) answered 404 (unknown block)   | asked of the other upstreams; then UPSTREAM_API_ERROR unknown-block (404) {tip, retryable:false} |
  * | no budget token within the queue timeout           | RATE_LIMIT_EXCEEDED 429 (from the budget)    |
  *
  * A 200 whose body is not JSON is *not* retried: the spec's retry list is exhaustive and a
@@ -262,7 +262,7 @@ export class StacksNodeClient implements NodeApi {
           'UPSTREAM_API_ERROR',
           `contract ${contractOf(call)} not found on ${describe(target)}: ${cause}`,
           { cause, retryable: false },
-          { status: 404 },
+          { variant: 'unknown-contract' },
         ),
       };
     }
@@ -273,7 +273,7 @@ export class StacksNodeClient implements NodeApi {
         'UPSTREAM_API_ERROR',
         `upstream node refused the read-only call on ${describe(target)}: ${cause}`,
         { cause, retryable: false },
-        { status: 422 },
+        { variant: 'node-refused' },
       ),
     };
   }
@@ -386,7 +386,7 @@ function pinnedNotFound(target: Target, call: NodeCall, res: HttpResponse): Verd
         'UPSTREAM_API_ERROR',
         `block ${tip} is unknown to the ${target.network} upstream${attempts > 1 ? `s (asked ${attempts})` : ''}: ${describe(target)} answered 404`,
         { tip, retryable: false, upstreamStatus: 404, reason: reasonOf(404), attempts },
-        { status: 404, upstreamText: res.body.slice(0, 500) },
+        { variant: 'unknown-block', upstreamText: res.body.slice(0, 500) },
       ),
   };
 }
@@ -410,7 +410,7 @@ function abiNotFound(target: Target, call: NodeCall, res: HttpResponse): Verdict
       'UPSTREAM_API_ERROR',
       `contract ${contractOf(call)} not found on ${describe(target)}`,
       { retryable: false, upstreamStatus: 404 },
-      { status: 404 },
+      { variant: 'unknown-contract' },
     ),
   };
 }
@@ -455,7 +455,6 @@ function garbage(target: Target, status: number): Verdict<never> {
     'UPSTREAM_API_ERROR',
     `upstream ${describe(target)} answered ${status} with a body that is not JSON (malformed)`,
     { retryable: true, upstreamStatus: status, reason: 'malformed' },
-    { status: 502 },
   );
   return { type: 'retry', outcome: 'malformed', elsewhereOnly: true, error: () => error };
 }
@@ -468,7 +467,6 @@ function malformed(target: Target, what: string): Verdict<never> {
       'UPSTREAM_API_ERROR',
       `upstream ${describe(target)} answered a malformed body: ${what}`,
       { retryable: false, reason: 'malformed' },
-      { status: 502 },
     ),
   };
 }

@@ -319,7 +319,7 @@ function quotaError(scope: 'key' | 'client', limit: number, waitMs: number): Gat
     'RATE_LIMIT_EXCEEDED',
     `${who} is over its quota of ${limit} requests per minute; retry in ${retryAfter} s`,
     { scope, retryAfter, retryable: true, limitPerMinute: limit },
-    { status: 429, headers: { 'Retry-After': String(retryAfter) } },
+    { retryAfter },
   );
 }
 
@@ -329,6 +329,6 @@ function upstreamQuotaError(key: ApiKey, waitMs: number): GatewayError {
     'RATE_LIMIT_EXCEEDED',
     `this API key is over its quota of ${key.upstreamPerMinute} upstream requests per minute; retry in ${retryAfter} s`,
     { scope: 'key', retryAfter, retryable: true, upstreamPerMinute: key.upstreamPerMinute },
-    { status: 429, headers: { 'Retry-After': String(retryAfter) } },
+    { retryAfter },
   );
 }

@@ -70,8 +70,9 @@ export function checkBudgetSettings(kind: string, settings: BudgetSettings): voi
 }
 
 /**
- * No token within the queue timeout: 429 with details.retryAfter and Retry-After (whole
- * seconds, at least 1) telling the client when a token will be there.
+ * No token within the queue timeout: 429 with the retry time (whole seconds, at least 1) in
+ * details.retryAfter and as data src/http renders as Retry-After, telling the client when a
+ * token will be there.
  */
 export function budgetExhaustedError(label: string, queueTimeoutMs: number, waitMs: number): GatewayError {
   const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
@@ -79,7 +80,7 @@ export function budgetExhaustedError(label: string, queueTimeoutMs: number, wait
     'RATE_LIMIT_EXCEEDED',
     `upstream request budget for ${label} exhausted: no token within ${queueTimeoutMs} ms`,
     { retryAfter, retryable: true, queueTimeoutMs },
-    { status: 429, headers: { 'Retry-After': String(retryAfter) } },
+    { retryAfter },
   );
 }
 
@@ -89,6 +90,5 @@ export function budgetClosedError(label: string): GatewayError {
     'SERVICE_UNAVAILABLE',
     `the gateway is shutting down; upstream request budget for ${label} is closed`,
     { retryable: true, reason: 'closed' },
-    { status: 503 },
   );
 }

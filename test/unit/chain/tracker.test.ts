@@ -21,7 +21,7 @@ function setup(maxAgeMs = 1_000) {
       expect(endpoint.name).toBe('info');
       calls.push(call);
       if (hold) await new Promise<void>((resolve) => pending.push(resolve));
-      if (failing) throw new GatewayError('UPSTREAM_API_ERROR', 'down', { retryable: true }, { status: 502 });
+      if (failing) throw new GatewayError('UPSTREAM_API_ERROR', 'down', { retryable: true });
       const id = blockIdentity(height, height + 800_000);
       return {
         info: {

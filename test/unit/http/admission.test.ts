@@ -289,7 +289,7 @@ describe('quotas', () => {
     expect(verdict.error).toMatchObject({
       code: 'RATE_LIMIT_EXCEEDED',
       status: 429,
-      headers: { 'Retry-After': '30' },
+      retryAfter: 30,
       details: { scope: 'key', retryAfter: 30, limitPerMinute: 2 },
     });
     expect(uses).toEqual([
@@ -355,7 +355,7 @@ describe('quotas', () => {
     expect(verdictOf(first)).toBe(await pending);
     await gate.admit(req('POST', CALL, { 'x-api-key': LIMITED }));
     const third = refused(await gate.admit(req('POST', CALL, { 'x-api-key': LIMITED })));
-    expect(third.error).toMatchObject({ status: 429, headers: { 'Retry-After': '5' } });
+    expect(third.error).toMatchObject({ status: 429, retryAfter: 5 });
     // A key without a request quota never waits for the store.
     expect(gate.admit(req('POST', CALL, { 'x-api-key': GOOD }))).not.toBeInstanceOf(Promise);
   });

@@ -189,7 +189,7 @@ describe.skipIf(server === undefined)(
           'UPSTREAM_API_ERROR',
           'no such contract',
           { retryable: false },
-          { status: 404 },
+          { variant: 'unknown-contract' },
         );
       };
       const first = a.cache.get('abi:x', failing);

@@ -176,7 +176,7 @@ describe('UpstreamPool.acquire', () => {
       return {
         take: (maxWaitMs?: number) =>
           maxWaitMs === 0
-            ? Promise.reject(new GatewayError('RATE_LIMIT_EXCEEDED', 'none', {}, { status: 429 }))
+            ? Promise.reject(new GatewayError('RATE_LIMIT_EXCEEDED', 'none', {}))
             : new Promise<void>((resolve) => waiters.push(resolve)),
         waitEstimateMs: () => 0,
         available: () => 0,
@@ -247,7 +247,7 @@ describe('UpstreamPool waiting without a client', () => {
     const budget: Budget = {
       take: (maxWaitMs?: number) =>
         maxWaitMs === 0
-          ? Promise.reject(new GatewayError('RATE_LIMIT_EXCEEDED', 'none', {}, { status: 429 }))
+          ? Promise.reject(new GatewayError('RATE_LIMIT_EXCEEDED', 'none', {}))
           : new Promise<void>((resolve) => waiters.push(resolve)),
       waitEstimateMs: () => 0,
       available: () => 0,

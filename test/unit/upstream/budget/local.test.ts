@@ -146,7 +146,7 @@ describe('TokenBucket', () => {
     expect(err.code).toBe('RATE_LIMIT_EXCEEDED');
     expect(err.status).toBe(429);
     expect(err.details).toMatchObject({ retryAfter: 4, retryable: true });
-    expect(err.headers).toEqual({ 'Retry-After': '4' });
+    expect(err.retryAfter).toBe(4);
     expect(err.message).toContain('testnet');
     expect(b.queued()).toBe(3);
 
@@ -168,7 +168,7 @@ describe('TokenBucket', () => {
     expect(b.queued()).toBe(0);
     expect(vi.getTimerCount()).toBe(timersBefore);
     expect((p.error as GatewayError).details?.['retryAfter']).toBe(60);
-    expect((p.error as GatewayError).headers?.['Retry-After']).toBe('60');
+    expect((p.error as GatewayError).retryAfter).toBe(60);
   });
 
   it('with a zero queue timeout never waits, and retryAfter is at least 1 second', async () => {
