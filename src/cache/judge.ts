@@ -87,7 +87,7 @@ export type Verdict =
     }
   | { readonly use: 'unusable'; readonly why: 'expired' | 'other-chain' };
 
-export const FRESH: Verdict = { use: 'fresh' };
+const FRESH: Verdict = { use: 'fresh' };
 const EXPIRED: Verdict = { use: 'unusable', why: 'expired' };
 const OTHER_CHAIN: Verdict = { use: 'unusable', why: 'other-chain' };
 

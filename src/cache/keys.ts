@@ -28,9 +28,9 @@ import type { Network } from '../network.js';
 
 export const ABI_PREFIX = 'abi:';
 export const READ_ONLY_PREFIX = 'ro:';
-export const UNKNOWN_ABI_PREFIX = 'abi404:';
-export const NODE_ROUTE_PREFIX = 'node:';
-export const UNKNOWN_NODE_PREFIX = 'node404:';
+const UNKNOWN_ABI_PREFIX = 'abi404:';
+const NODE_ROUTE_PREFIX = 'node:';
+const UNKNOWN_NODE_PREFIX = 'node404:';
 
 /** What a namespace's entries are the cache of: read-only results, ABIs, node route answers. */
 export type KeySpace = 'read-only' | 'abi' | 'node';

@@ -47,7 +47,7 @@ export interface SharedTips {
 }
 
 /** The shared store's key of a network's tip. */
-export function tipKey(network: Network): string {
+function tipKey(network: Network): string {
   return `chain:tip:${network}`;
 }
 

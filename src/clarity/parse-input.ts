@@ -97,7 +97,7 @@ const KINDS: ReadonlyMap<string, Kind> = new Map<string, Kind>([
  * The type names listed when a type is unknown: one per Clarity type, in the simplified
  * format's spelling. Every alias in KINDS (stacks.js names, Clarity spellings) works too.
  */
-export const SIMPLIFIED_TYPE_NAMES: readonly string[] = [
+const SIMPLIFIED_TYPE_NAMES: readonly string[] = [
   'uint',
   'int',
   'bool',

@@ -18,7 +18,7 @@ export interface GatewayTarget {
 }
 
 /** The URL as typed with any `user:password@` replaced, for messages. */
-export function redactUrl(text: string): string {
+function redactUrl(text: string): string {
   const shown = text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
   return shown.length > 200 ? `${shown.slice(0, 197)}...` : shown;
 }

@@ -22,10 +22,10 @@
  * writes it as a value of its own (`apikey=k&`, `x-api-key: k`, `"k"`), where it is caught.
  * Such a key is guessable anyway; docs/access-control.md asks for long random ones.
  */
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** Secrets shorter than this are replaced only where they stand as a whole word. */
-export const WHOLE_WORD_BELOW = 8;
+const WHOLE_WORD_BELOW = 8;
 
 /** The characters a whole word of a short secret must not touch on either side. */
 const WORD_CHAR = 'A-Za-z0-9_\\-';

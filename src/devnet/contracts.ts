@@ -18,7 +18,7 @@ export const SAMPLE_CONTRACTS: readonly SampleContract[] = [
 ];
 
 /** contracts/ at the repository root (this file is src/devnet/contracts.ts). */
-export const CONTRACTS_DIR = new URL('../../contracts/', import.meta.url);
+const CONTRACTS_DIR = new URL('../../contracts/', import.meta.url);
 
 export async function loadContractSource(contract: SampleContract): Promise<string> {
   return readFile(new URL(contract.file, CONTRACTS_DIR), 'utf8');

@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { type ClarityValue, deserializeCV, serializeCV, validateStacksAddress } from '@stacks/transactions';
 
 /** Bodies above this are refused (a node's limit is larger; nothing legitimate comes close). */
-export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 /** c32 alphabet as in a node's STANDARD_PRINCIPAL_REGEX_STRING. */
 export const ADDRESS = '[SM][0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}';

@@ -7,7 +7,7 @@
 import type { BlockIdentity } from './blocks.js';
 import type { DevnetChain } from './chain.js';
 
-export const POX_CONTRACT = 'ST000000000000000000002AMW42H.pox-4';
+const POX_CONTRACT = 'ST000000000000000000002AMW42H.pox-4';
 const FIRST_BURN_HEIGHT = 0;
 const REWARD_CYCLE_LENGTH = 20;
 const PREPARE_PHASE_LENGTH = 5;

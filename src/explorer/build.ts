@@ -41,7 +41,7 @@ export async function buildExplorerAssets(): Promise<ExplorerAssets> {
 }
 
 /** The manifest file of a built explorer: the HTML and each asset's content type. */
-export const MANIFEST = 'manifest.json';
+const MANIFEST = 'manifest.json';
 
 /**
  * Write the built page to `dir`, for the production bundle. Assets have content-hashed names,

@@ -30,9 +30,9 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** Longest wait for a client to close its side after the gateway closed its own. */
-export const LINGER_MS = 5000;
+const LINGER_MS = 5000;
 /** Most bytes read and discarded from a client after the gateway closed its side. */
-export const LINGER_BYTES = 16 * 1024 * 1024;
+const LINGER_BYTES = 16 * 1024 * 1024;
 /** How often a lingering connection's bounds are checked. */
 const LINGER_CHECK_MS = 50;
 
@@ -50,7 +50,7 @@ const lingering = new WeakSet<Socket>();
  * End a connection gracefully: FIN once what was written is flushed, then read and discard
  * until the client closes its side (then close: nothing unread, no reset), or until a bound.
  */
-export function lingeringClose(socket: Socket, bounds: LingerBounds = DEFAULT_BOUNDS): void {
+function lingeringClose(socket: Socket, bounds: LingerBounds = DEFAULT_BOUNDS): void {
   if (lingering.has(socket) || socket.destroyed) return;
   lingering.add(socket);
   const destroy = () => socket.destroy();

@@ -27,7 +27,7 @@ interface Operation {
  * splits it before routing, so it has no route of its own to be documented from): the same
  * operations, with one `{contractId}` path parameter instead of the two.
  */
-export function withContractIdPaths(
+function withContractIdPaths(
   paths: Record<string, Record<string, Operation>>,
 ): Record<string, Record<string, Operation>> {
   const out = { ...paths };

@@ -337,7 +337,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
 export const NETWORK_PREFIXES = ['/mainnet', '/testnet'] as const;
 
 /** The descriptor of a route by its name; a name not in the table is a programming error. */
-export function endpointNamed(name: string): NodeEndpoint {
+function endpointNamed(name: string): NodeEndpoint {
   const found = NODE_ENDPOINTS.find((e) => e.name === name);
   if (found === undefined) throw new TypeError(`no node route is named ${name}`);
   return found;

@@ -19,7 +19,7 @@ import { SqliteStore } from './sqlite.js';
 import { TieredStore } from './tiered.js';
 
 export const MEMORY_STORE_ENTRY_FACTOR = 10;
-export const MEMORY_STORE_MAX_BYTES = 256 * 1024 * 1024;
+const MEMORY_STORE_MAX_BYTES = 256 * 1024 * 1024;
 /** Hot-tier byte budget when none is configured (HOT_CACHE_MAX_BYTES's default). */
 export const HOT_TIER_MAX_BYTES = 32 * 1024 * 1024;
 

@@ -48,12 +48,12 @@ export interface PayloadReaderOptions {
   readonly maxQueuedBytes?: number;
 }
 
-export const DEFAULT_INLINE_BELOW_BYTES = 16 * 1024;
+const DEFAULT_INLINE_BELOW_BYTES = 16 * 1024;
 const DEFAULT_MAX_QUEUED = 64;
 const DEFAULT_MAX_QUEUED_BYTES = 1024 * 1024 * 1024;
 
 /** A large body already sent on to the worker as it arrived (BodyStream.end). */
-export class StreamedBody {
+class StreamedBody {
   constructor(
     /** Its bytes. */
     readonly size: number,

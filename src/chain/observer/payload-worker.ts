@@ -91,7 +91,7 @@ export function byteLengthOf(bytes: PayloadBytes | undefined): number {
 }
 
 /** A body's text (its bytes decoded as UTF-8); undefined for no body or an empty one. */
-export function textOf(bytes: PayloadBytes | undefined): string | undefined {
+function textOf(bytes: PayloadBytes | undefined): string | undefined {
   if (bytes === undefined || byteLengthOf(bytes) === 0) return undefined;
   if (bytes instanceof Uint8Array)
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
@@ -112,7 +112,7 @@ export function summarizePayload(route: PayloadRoute, bytes: PayloadBytes | unde
 }
 
 /** A payload's summary, from its text (the worker decodes first, to let go of the bytes). */
-export function summarizeText(route: PayloadRoute, text: string | undefined): PayloadSummary {
+function summarizeText(route: PayloadRoute, text: string | undefined): PayloadSummary {
   if (text === undefined) return { ok: false, reason: 'empty body' };
   let value: unknown;
   try {

@@ -2,13 +2,13 @@
  * The parts of the Stacks node's event payloads the observer uses (the node's
  * docs/event-dispatcher.md); anything else in them is allowed and ignored.
  */
-import { type Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 
 const Hash = Type.String({ pattern: '^(0x)?[0-9a-fA-F]{64}$' });
 const Height = Type.Integer({ minimum: 0 });
 
-export const NewBlockPayload = Type.Object({
+const NewBlockPayload = Type.Object({
   block_height: Height,
   index_block_hash: Hash,
   parent_index_block_hash: Hash,
@@ -17,13 +17,11 @@ export const NewBlockPayload = Type.Object({
   transactions: Type.Array(Type.Object({ raw_tx: Type.String(), status: Type.Optional(Type.Unknown()) })),
   events: Type.Array(Type.Unknown()),
 });
-export type NewBlockPayload = Static<typeof NewBlockPayload>;
 
-export const NewBurnBlockPayload = Type.Object({
+const NewBurnBlockPayload = Type.Object({
   burn_block_height: Height,
   burn_block_hash: Hash,
 });
-export type NewBurnBlockPayload = Static<typeof NewBurnBlockPayload>;
 
 export const newBlockCheck = TypeCompiler.Compile(NewBlockPayload);
 export const newBurnBlockCheck = TypeCompiler.Compile(NewBurnBlockPayload);

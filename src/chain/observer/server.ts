@@ -95,7 +95,7 @@ const TURN_BYTES = 512 * 1024;
  * so far goes on (`flush`), and the requests arriving meanwhile are answered between the
  * chunks of a large body. The errors are Fastify's own for the same faults.
  */
-export function readBody(
+function readBody(
   payload: NodeJS.ReadableStream,
   length: number | undefined,
   limit: number,

@@ -9,7 +9,7 @@ import { ok } from '../../api/envelope.js';
 import { successEnvelope } from '../../api/schemas.js';
 import type { EndpointLine } from '../route-table.js';
 
-export const EXPLORER_PATH = '/explorer';
+const EXPLORER_PATH = '/explorer';
 
 const IndexData = Type.Object({
   endpoints: Type.Array(
