@@ -99,13 +99,6 @@ export function variantWithStatus<C extends ErrorCode>(code: C, status: number):
   return undefined;
 }
 
-/** Codes a client may retry (docs/api.md). */
-export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set([
-  'UPSTREAM_API_ERROR',
-  'TIMEOUT',
-  'RATE_LIMIT_EXCEEDED',
-]);
-
 export type ErrorDetails = Record<string, unknown>;
 
 /** What the cache did for an answer (an error answered from a cache included), as values. */

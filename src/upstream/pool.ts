@@ -73,7 +73,7 @@ export interface PoolSettings {
   readonly maxWaitingPerClient: number;
 }
 
-export const DEFAULT_POOL_SETTINGS: PoolSettings = {
+const DEFAULT_POOL_SETTINGS: PoolSettings = {
   breakerFailures: 5,
   breakerCooldownMs: 30_000,
   probeLeaseMs: 60_000,
