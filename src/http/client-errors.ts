@@ -9,18 +9,12 @@
  * the socket as raw HTTP/1.1 and the connection is closed: after a framing error nothing
  * further on that connection can be trusted.
  */
-import {
-  type IncomingMessage,
-  maxHeaderSize as nodeMaxHeaderSize,
-  type Server,
-  STATUS_CODES,
-} from 'node:http';
+import { type IncomingMessage, maxHeaderSize as nodeMaxHeaderSize, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { fail } from '../api/envelope.js';
-import { type ErrorVariant, GatewayError, newErrorId } from '../errors.js';
-import { sendError } from './error-handler.js';
+import { type ErrorVariant, GatewayError } from '../errors.js';
+import { rawErrorResponse, sendError } from './reply.js';
 
 /** What each parser-level failure is answered with: a VALIDATION_ERROR, of which variant. */
 interface ParserAnswer {
@@ -67,20 +61,6 @@ function parserAnswer(err: ParserError, maxHeaderSize: number): ParserAnswer {
     default:
       return { message: `malformed HTTP request: ${reason}` };
   }
-}
-
-/** The envelope as a raw HTTP/1.1 response (there is no reply object at this level). */
-export function rawErrorResponse(err: GatewayError): string {
-  const status = err.status;
-  const body = JSON.stringify(fail({ id: newErrorId(), code: err.code, message: err.message }));
-  return [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Connection: close',
-    '',
-    body,
-  ].join('\r\n');
 }
 
 /** Fastify's `clientErrorHandler`: every parser-level failure answered in the envelope. */

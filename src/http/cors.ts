@@ -11,6 +11,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { admissionOf } from './admission/hook.js';
+import { EXPOSED_ANSWER_HEADERS } from './reply.js';
 import type { RouteMethods } from './route-table.js';
 
 export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
@@ -21,7 +22,7 @@ export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
  */
 export const CORS_ALLOW_HEADERS =
   'content-type, authorization, x-api-key, x-hiro-product, x-hiro-version, accept';
-export const CORS_EXPOSE_HEADERS = 'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height';
+export const CORS_EXPOSE_HEADERS = EXPOSED_ANSWER_HEADERS;
 /** How long a browser may reuse a preflight answer (seconds). */
 const PREFLIGHT_MAX_AGE = '600';
 

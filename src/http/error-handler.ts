@@ -1,15 +1,13 @@
 /**
- * Maps every failure to the envelope and the status the error table gives its code (and
- * variant): gateway errors, Fastify's own (schema validation, malformed JSON, oversized bodies,
- * bad media types) and anything unexpected (INTERNAL_ERROR, logged as a bug). Each error gets
- * a fresh id that is written to the log line of that error.
+ * Maps every failure to a gateway error, whose code (and variant) the error table gives a
+ * status: gateway errors, Fastify's own (schema validation, malformed JSON, oversized bodies,
+ * bad media types) and anything unexpected (INTERNAL_ERROR, logged as a bug). reply.ts sends
+ * it in the envelope, under a fresh id written to the log line of that error.
  */
 
-import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { fail } from '../api/envelope.js';
-import { redact } from '../config/redact.js';
-import { type ErrorVariant, GatewayError, isGatewayError, newErrorId, variantWithStatus } from '../errors.js';
-import { originHeaders } from './reply.js';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { type ErrorVariant, GatewayError, isGatewayError, variantWithStatus } from '../errors.js';
+import { sendError } from './reply.js';
 import type { RouteMethods } from './route-table.js';
 
 /** Fastify error codes that are the client's fault, and what we answer for them. */
@@ -90,31 +88,6 @@ export function toGatewayError(err: unknown): GatewayError {
     }
   }
   return new GatewayError('INTERNAL_ERROR', 'internal error', undefined, { cause: err });
-}
-
-/** Send a gateway error in the envelope, logging it with its id. */
-export function sendError(request: FastifyRequest, reply: FastifyReply, err: GatewayError): FastifyReply {
-  if (err.retryAfter !== undefined) reply.header('retry-after', String(err.retryAfter));
-  if (err.headers !== undefined) reply.headers(err.headers);
-  if (err.origin !== undefined) reply.headers(originHeaders(err.origin.cache, err.origin.tipHeight));
-  return reply.code(err.status).type('application/json; charset=utf-8').send(errorEnvelope(request.log, err));
-}
-
-/** The envelope of a gateway error under a fresh id, logged with that id (a batch item's error, too). */
-export function errorEnvelope(log: FastifyBaseLogger, err: GatewayError): ReturnType<typeof fail> {
-  const id = newErrorId();
-  const logFields = { errorId: id, code: err.code, status: err.status, details: err.details };
-  if (err.upstreamText !== undefined && (log.level === 'debug' || log.level === 'trace'))
-    log.debug({ errorId: id, upstreamText: redact(err.upstreamText) }, 'upstream error text');
-  if (err.code === 'INTERNAL_ERROR') log.error({ ...logFields, err: err.cause ?? err }, err.message);
-  else if (err.status >= 500 || err.code === 'RATE_LIMIT_EXCEEDED') log.warn(logFields, err.message);
-  else log.info(logFields, err.message);
-  return fail({
-    id,
-    code: err.code,
-    message: err.message,
-    ...(err.details !== undefined ? { details: err.details } : {}),
-  });
 }
 
 export function installErrorHandling(app: FastifyInstance, routes: Iterable<RouteMethods>): void {

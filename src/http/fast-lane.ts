@@ -14,9 +14,9 @@
  *   asks admission first, for every request, and answers only one admission let in; a refusal
  *   always goes to Fastify, whose admission hook sends it.
  * - Only answers a route explicitly offers (offerReplay) are held, and only after they went
- *   through the full path; the headers replayed are the ones that path sent (CORS included:
- *   Origin is part of the key), with the per-answer ones (Cache-Status, Age) recomputed by the
- *   offer's `headers` at each answer.
+ *   through the full path; the status and headers replayed are the ones reply.ts rendered for
+ *   that path (CORS included: Origin is part of the key), with the per-answer ones (Cache-Status,
+ *   Age, a tip that moves) recomputed at each answer by reply.ts from the offer's values.
  * - Each offer says when it stops being valid (`valid`, asked on every answer): a read-only
  *   hit is valid while the hot tier still holds the very entry object it was rendered from
  *   and that entry is fresh (see ReadOnlyService); a decode answer is a pure function of the
@@ -36,6 +36,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { LaneReuse } from '../service/answer.js';
 import type { Admission, Admitted, Verdict } from './admission/admission.js';
+import { CACHE_STATUS_HEADER, replayHeaders, sendReplay } from './reply.js';
 import { cacheOutcomeOfHeader } from './request-context.js';
 
 export type { LaneReuse } from '../service/answer.js';
@@ -50,8 +51,17 @@ export const LANE_MAX_BODY_BYTES = 16 * 1024;
 const OFFER = Symbol('fastLaneOffer');
 const BUFFERED = Symbol('fastLaneBody');
 
+/** What an offered answer repeats: its reuse, the headers that move per answer, and its names. */
+interface Offer {
+  readonly reuse: LaneReuse;
+  /** Cache-Status, Age and a moving tip at a moment (reply.ts); absent when none moves. */
+  readonly dynamic: ((now: number) => readonly string[]) | undefined;
+  readonly route: string;
+  readonly url: string;
+}
+
 interface LaneRequest extends IncomingMessage {
-  [OFFER]?: { readonly reuse: LaneReuse; readonly route: string; readonly url: string };
+  [OFFER]?: Offer;
   [BUFFERED]?: Buffer | Error;
 }
 
@@ -67,6 +77,7 @@ interface LaneEntry {
   readonly headers: readonly string[];
   readonly body: Buffer;
   readonly reuse: LaneReuse;
+  readonly dynamic: Offer['dynamic'];
   /** Route pattern and URL as the full path's metrics and log line name them. */
   readonly route: string;
   readonly url: string;
@@ -123,6 +134,7 @@ export function offerReplay(request: FastifyRequest, reuse: LaneReuse | undefine
   if (reuse === undefined) return;
   (request.raw as LaneRequest)[OFFER] = {
     reuse,
+    dynamic: replayHeaders(reuse),
     route: request.routeOptions.url ?? 'unmatched',
     url: request.url,
   };
@@ -330,13 +342,12 @@ export class FastLane {
       entry.touched = now;
       this.#order.get(entry);
     }
-    const dynamic = entry.reuse.headers?.(now);
+    const dynamic = entry.dynamic?.(now);
     if (dynamic !== entry.lastDynamic) {
       entry.lastDynamic = dynamic;
       entry.lastHeaders = dynamic === undefined ? entry.headers : entry.headers.concat(dynamic);
     }
-    res.writeHead(entry.status, entry.lastHeaders as string[]);
-    res.end(entry.body);
+    sendReplay(res, entry.status, entry.lastHeaders, entry.body);
     this.#served++;
     entry.reuse.served?.();
     const ms = performance.now() - start;
@@ -349,7 +360,8 @@ export class FastLane {
         statusCode: entry.status,
         ms: Math.round(ms * 100) / 100,
       };
-      const status = headerValue(dynamic, 'cache-status') ?? headerValue(entry.headers, 'cache-status');
+      const status =
+        headerValue(dynamic, CACHE_STATUS_HEADER) ?? headerValue(entry.headers, CACHE_STATUS_HEADER);
       const cache = status === undefined ? undefined : cacheOutcomeOfHeader(status);
       if (cache !== undefined) fields['cache'] = cache;
       if (verdict.key !== undefined) fields['key'] = verdict.key.name;
@@ -363,13 +375,13 @@ export class FastLane {
     body: Buffer,
     sent: Record<string, unknown>,
     payload: string | Buffer,
-    offer: NonNullable<LaneRequest[typeof OFFER]>,
+    offer: Offer,
   ): void {
     const method = raw.method ?? '';
     // As received, before Fastify's rewriteUrl (`addr.name` paths): what the lane sees.
     const url = (raw as { originalUrl?: string }).originalUrl ?? raw.url ?? '';
     const dynamicNames = new Set<string>();
-    const dynamic = offer.reuse.headers?.(Date.now()) ?? [];
+    const dynamic = offer.dynamic?.(Date.now()) ?? [];
     for (let i = 0; i < dynamic.length; i += 2) dynamicNames.add((dynamic[i] as string).toLowerCase());
     // Unpooled and exact-sized: a small Buffer.from() is a slice of a shared 8 KiB slab, and
     // one held slice keeps its whole slab alive (measured: +100 MiB RSS with 1M distinct keys).
@@ -398,6 +410,7 @@ export class FastLane {
       headers,
       body: answer,
       reuse: offer.reuse,
+      dynamic: offer.dynamic,
       route: offer.route,
       url: offer.url,
       size: url.length + requestBody.length + answer.length + headers.join('').length + ENTRY_OVERHEAD_BYTES,

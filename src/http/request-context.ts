@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestContext, UpstreamUsage } from '../upstream/node-api.js';
 import { admissionOf, responseOf } from './admission/hook.js';
+import { CACHE_STATUS_HEADER } from './reply.js';
 
 const contexts = new WeakMap<FastifyRequest, RequestContext & { readonly usage: UpstreamUsage }>();
 
@@ -45,12 +46,12 @@ export function upstreamUsageOf(request: FastifyRequest): UpstreamUsage | undefi
 export type CacheOutcomeName = 'hit' | 'miss' | 'coalesced' | 'bypass' | 'stale';
 
 /**
- * The cache outcome an answer reports in its Cache-Status (service/cache-status.ts writes
- * it): undefined for answers that did not go through the cache. Read from the header rather
- * than passed around, so the log line says exactly what the client was told.
+ * The cache outcome an answer reports in its Cache-Status (reply.ts writes it): undefined for
+ * answers that did not go through the cache. Read from the header rather than passed around,
+ * so the log line says exactly what the client was told.
  */
 export function cacheOutcomeOf(reply: FastifyReply): CacheOutcomeName | undefined {
-  const header = reply.getHeader('cache-status');
+  const header = reply.getHeader(CACHE_STATUS_HEADER);
   return typeof header === 'string' ? cacheOutcomeOfHeader(header) : undefined;
 }
 

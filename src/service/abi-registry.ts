@@ -128,7 +128,6 @@ export class AbiRegistry {
     }
     const result = await this.get(ref, { bust: opts.bust === true }, ctx);
     return {
-      status: 200,
       body: shape(result.json),
       cache: { outcome: result.outcome, entry: result.entry, stored: result.stored, ttlMs: undefined },
     };

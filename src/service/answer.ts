@@ -1,12 +1,12 @@
-import type { CacheView } from './cache-status.js';
+import type { CacheEntry } from '../cache/entry.js';
+import type { CacheView } from '../cache/view.js';
 
 /**
  * A service's answer as values, never HTTP text: the answer's JSON text, what the cache did and
  * the tip it was read at. src/http/reply.ts alone turns it into status, headers and bytes; a
- * batch puts the same values in each item's meta.
+ * batch item's meta is rendered there from the same values.
  */
 export interface RenderedAnswer {
-  readonly status: number;
   /** The JSON text of the answer (the success envelope, or the node's own shape). */
   readonly body: string;
   /** What the cache did (absent where no cache answered). */
@@ -17,21 +17,25 @@ export interface RenderedAnswer {
   readonly reuse?: LaneReuse | undefined;
 }
 
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-
 /**
  * How an answer may be replayed for an identical request (the HTTP fast lane, src/http/fast-lane.ts)
  * without going through the service again. Given only for answers whose validity the service can
- * judge synchronously; everything else simply has none.
+ * judge synchronously; everything else simply has none. It says what each replay repeats as
+ * values; src/http renders them.
  */
 export interface LaneReuse {
   /** Whether the full path would still give this very answer at `now` (epoch ms); false drops it. */
   valid(now: number): boolean;
   /**
-   * Headers that change per answer (Cache-Status, Age), as flat name/value pairs; the same
-   * array object as long as they are the same.
+   * The cache hit every replay repeats, when the answer is one: its Cache-Status and Age follow
+   * the entry's age and freshness at each replay.
    */
-  headers?(now: number): readonly string[];
+  readonly hit?: CacheEntry | undefined;
+  /**
+   * The tip each replay tells, when it moves with the chain (the verdict that let the replay
+   * through names it); absent when it is the tip of the first answer, kept with its headers.
+   */
+  readonly tipHeight?: (() => number | undefined) | undefined;
   /** Told each time the answer is replayed (cache outcome metrics). */
   served?(): void;
 }

@@ -20,17 +20,10 @@ import { GatewayError, isGatewayError } from '../errors.js';
 import type { Network } from '../network.js';
 import type { RequestContext } from '../upstream/node-api.js';
 import type { RenderedAnswer } from './answer.js';
-import { cacheHeaders } from './cache-status.js';
-
-/** One item of a batch as its meta describes it: status, envelope text, cache status and tip height. */
-export interface ItemAnswer {
-  readonly status: number;
-  readonly body: string;
-  readonly cacheStatus: string | undefined;
-  readonly tipHeight: number | undefined;
-}
-
 import type { ReadOnlyRequest, ReadOnlyService } from './read-only.js';
+
+/** One call's outcome as values: the single endpoint's answer, or what it threw. */
+export type ItemOutcome = { readonly answer: RenderedAnswer } | { readonly error: unknown };
 
 export interface BatchRequest {
   readonly calls: readonly unknown[];
@@ -51,7 +44,7 @@ export interface TipSource {
   currentBlock(network: Network, opts?: { renew?: boolean }): Promise<Block>;
 }
 
-/** What the HTTP shell provides for each call: the single endpoint's validation and error answers. */
+/** What the HTTP shell provides for each call: the single endpoint's validation and rendering. */
 export interface CallShell {
   /**
    * The call checked as the single endpoint checks its path parameters and body, with the
@@ -59,10 +52,10 @@ export interface CallShell {
    */
   validate(call: unknown): ReadOnlyRequest;
   /**
-   * The error answer the single endpoint would send for err: its status, envelope text (a
-   * fresh, logged id) and what the cache had said of it (a cached (err …)).
+   * The item's JSON text: the single endpoint's envelope (an error's under a fresh, logged id)
+   * with its meta, the status, Cache-Status and tip height it would have answered with.
    */
-  fail(err: unknown): ItemAnswer;
+  item(outcome: ItemOutcome): string;
   /** Who the batch is for: every call waits for upstream budget as that client (fair use). */
   readonly context?: RequestContext;
 }
@@ -156,10 +149,7 @@ export class BatchService {
       }
     }
     const tip = consistent ? `,"tip":${block === undefined ? 'null' : JSON.stringify(block)}` : '';
-    return {
-      status: 200,
-      body: okJson(`{"results":[${results.map((r) => r.text).join(',')}]${tip}}`),
-    };
+    return { body: okJson(`{"results":[${results.map((r) => r.text).join(',')}]${tip}}`) };
   }
 
   /** One item: the single endpoint's envelope with its meta; never throws. */
@@ -169,7 +159,7 @@ export class BatchService {
     shell: CallShell,
     shared: Map<string, Promise<RenderedAnswer>>,
   ): Promise<{ text: string; unknownPin: boolean }> {
-    let answer: ItemAnswer;
+    let outcome: ItemOutcome;
     let unknownPin = false;
     try {
       if ('error' in checked) throw checked.error;
@@ -182,18 +172,12 @@ export class BatchService {
         pending = this.readOnly.answer(req, { url: BATCH_CALL, body: text }, shell.context);
         shared.set(text, pending);
       }
-      const done = await pending;
-      answer = {
-        status: done.status,
-        body: done.body,
-        cacheStatus: done.cache === undefined ? undefined : cacheHeaders(done.cache)['cache-status'],
-        tipHeight: done.tipHeight,
-      };
+      outcome = { answer: await pending };
     } catch (err) {
       unknownPin = pin !== undefined && isUnknownBlock(err, pin);
-      answer = shell.fail(err);
+      outcome = { error: err };
     }
-    return { text: withMeta(answer), unknownPin };
+    return { text: shell.item(outcome), unknownPin };
   }
 }
 
@@ -266,12 +250,4 @@ function isUnknownBlock(err: unknown, pin: string): boolean {
 
 function hasOwnTip(req: ReadOnlyRequest): boolean {
   return req.tip !== undefined;
-}
-
-/** The answer's envelope text with `meta` added: the single answer's status, Cache-Status and tip height. */
-function withMeta(answer: ItemAnswer): string {
-  const { cacheStatus, tipHeight } = answer;
-  const meta = `{"status":${answer.status},"cacheStatus":${cacheStatus === undefined ? 'null' : JSON.stringify(cacheStatus)},"tipHeight":${tipHeight !== undefined && Number.isSafeInteger(tipHeight) ? tipHeight : 'null'}}`;
-  // Every envelope is a JSON object: splice meta in before its closing brace (no re-parse).
-  return `${answer.body.slice(0, answer.body.lastIndexOf('}'))},"meta":${meta}}`;
 }

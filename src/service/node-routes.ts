@@ -14,6 +14,7 @@
 import { type ProofView, tipOf } from '../cache/judge.js';
 import { nodeKey, unknownNodeKey, unknownNodePrefix } from '../cache/keys.js';
 import type { CachePolicy, CacheResult, ReadThroughCache } from '../cache/read-through.js';
+import type { CacheView } from '../cache/view.js';
 import { parseTipQuery } from '../chain/block-id.js';
 import type { ChainTracker } from '../chain/tracker.js';
 import { isValidClarityName, isValidContractName } from '../clarity/index.js';
@@ -22,7 +23,6 @@ import { GatewayError } from '../errors.js';
 import type { Network } from '../network.js';
 import { type NodeEndpoint, type ParamKind, queryOf } from '../upstream/endpoints.js';
 import type { ForwardedAnswer, NodeApi, RequestContext } from '../upstream/node-api.js';
-import type { CacheView } from './cache-status.js';
 import { truncate } from './contract-ref.js';
 import type { CurrencyProof } from './currency-proof.js';
 import { type StaleDefaults, staleWindows } from './stale-windows.js';

@@ -169,7 +169,7 @@ export class ReadOnlyService {
         ? err.rephrased(err.message, err.details, { origin: { cache: result, tipHeight: result.tipHeight } })
         : err;
     }
-    return { status: 200, body, cache: result, tipHeight: result.tipHeight, reuse: result.reuse };
+    return { body, cache: result, tipHeight: result.tipHeight, reuse: result.reuse };
   }
 
   /**
@@ -194,7 +194,6 @@ export class ReadOnlyService {
       if (cause === undefined) throw err;
       // Fetched from the node (or joined to a fetch of it) and not stored.
       return {
-        status: 200,
         body: nodeRefusalBody(cause),
         cache: { outcome: 'miss', stored: false, ttlMs: undefined },
       };
@@ -204,7 +203,7 @@ export class ReadOnlyService {
       entry === undefined
         ? nodeResultBody(value)
         : this.#rendered.body(entry, NODE_SHAPE, () => nodeResultBody(value));
-    return { status: 200, body, cache: result, tipHeight: result.tipHeight, reuse: result.reuse };
+    return { body, cache: result, tipHeight: result.tipHeight, reuse: result.reuse };
   }
 
   /**

@@ -7,7 +7,6 @@ import type { CacheEntry } from '../cache/entry.js';
 import { tipOf, type Verdict } from '../cache/judge.js';
 import type { CachePolicy, ReadThroughCache } from '../cache/read-through.js';
 import type { LaneReuse } from './answer.js';
-import { hitHeaderPairs } from './cache-status.js';
 
 /**
  * Request fields a hit's answer is judged by. A request with any other field (a pinned `tip`,
@@ -59,12 +58,12 @@ export function hitReuse(
   verdict?: Verdict,
 ): LaneReuse {
   let judged = verdict;
-  return {
-    valid: () => {
-      judged = cache.stillServes(key, entry, policy);
-      return judged !== undefined;
-    },
-    headers: hitHeaderPairs(entry, verdict === undefined ? undefined : () => tipOf(entry, judged)),
-    served: () => cache.countHit(key),
+  const valid = (): boolean => {
+    judged = cache.stillServes(key, entry, policy);
+    return judged !== undefined;
   };
+  const served = (): void => cache.countHit(key);
+  return verdict === undefined
+    ? { valid, hit: entry, served }
+    : { valid, hit: entry, tipHeight: () => tipOf(entry, judged), served };
 }

@@ -15,10 +15,9 @@ import {
   successEnvelope,
 } from '../../api/schemas.js';
 import type { BatchService, CallShell } from '../../service/batch.js';
-import { cacheHeaders } from '../../service/cache-status.js';
 import type { ReadOnlyRequest } from '../../service/read-only.js';
-import { errorEnvelope, toGatewayError } from '../error-handler.js';
-import { sendAnswer } from '../reply.js';
+import { toGatewayError } from '../error-handler.js';
+import { batchItemText, errorEnvelope, sendAnswer } from '../reply.js';
 import { requestContext } from '../request-context.js';
 
 export const batchRoute: FastifyPluginAsyncTypebox<{ batch: BatchService; maxCalls: number }> = async (
@@ -44,7 +43,7 @@ export const batchRoute: FastifyPluginAsyncTypebox<{ batch: BatchService; maxCal
   );
 };
 
-/** The single endpoint's validation and error answers, for the calls of one batch request. */
+/** The single endpoint's validation and rendering, for the calls of one batch request. */
 function callShell(request: FastifyRequest): CallShell {
   // Compiled once per route by Fastify (it memoizes by schema), with the route's own compiler.
   const params = request.compileValidationSchema(ReadOnlyParams, 'params');
@@ -62,16 +61,10 @@ function callShell(request: FastifyRequest): CallShell {
       check(body, 'body', call);
       return call as ReadOnlyRequest;
     },
-    fail(err) {
-      const error = toGatewayError(err);
-      // A cached (err …) says where it came from, as the single endpoint's headers do.
-      const cache = error.origin?.cache;
-      return {
-        status: error.status,
-        body: JSON.stringify(errorEnvelope(request.log, error)),
-        cacheStatus: cache === undefined ? undefined : cacheHeaders(cache)['cache-status'],
-        tipHeight: error.origin?.tipHeight,
-      };
+    item(outcome) {
+      if ('answer' in outcome) return batchItemText(outcome);
+      const error = toGatewayError(outcome.error);
+      return batchItemText({ error, envelope: JSON.stringify(errorEnvelope(request.log, error)) });
     },
   };
 }

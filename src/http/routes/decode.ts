@@ -4,8 +4,9 @@ import { Type } from '@sinclair/typebox';
 import { okJson } from '../../api/envelope.js';
 import { DecodeBody, ErrorEnvelope, successEnvelope } from '../../api/schemas.js';
 import { decodeClarityHex, parseClarityValue, renderClarityValue } from '../../clarity/index.js';
-import { JSON_CONTENT_TYPE, type LaneReuse } from '../../service/answer.js';
+import type { LaneReuse } from '../../service/answer.js';
 import { offerReplay } from '../fast-lane.js';
+import { sendAnswer } from '../reply.js';
 
 /** A decode answer is a pure function of the request body: an identical body gets it again. */
 const PURE: LaneReuse = { valid: () => true };
@@ -33,9 +34,7 @@ export const decodeRoute: FastifyPluginAsyncTypebox = async (app) => {
       offerReplay(request, PURE);
       // Sent as JSON text (the schema's fields are Unknown: its serializer would only call
       // JSON.stringify on them, after walking the envelope).
-      return reply
-        .type(JSON_CONTENT_TYPE)
-        .send(okJson(JSON.stringify({ original: clarityValue, decoded })) as never);
+      return sendAnswer(reply, { body: okJson(JSON.stringify({ original: clarityValue, decoded })) });
     },
   );
 };

@@ -12,8 +12,8 @@ import { GatewayError } from '../../errors.js';
 import type { Network } from '../../network.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { UpstreamHealth } from '../../observability/upstream-health.js';
-import { sendError } from '../error-handler.js';
 import { readyPage } from '../ready-page.js';
+import { sendError } from '../reply.js';
 
 /** A browser navigating asks for HTML before anything else; API clients (curl: `*\/*`) do not. */
 function wantsHtml(accept: string | undefined): boolean {

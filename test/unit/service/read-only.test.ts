@@ -8,8 +8,9 @@ import { ReadThroughCache } from '../../../src/cache/read-through.js';
 import { MemoryStore } from '../../../src/cache/stores/memory.js';
 import type { EntryDependencies } from '../../../src/chain/block-ledger.js';
 import type { ChainTracker } from '../../../src/chain/tracker.js';
+import { batchItemText, replayHeaders } from '../../../src/http/reply.js';
 import { AbiRegistry } from '../../../src/service/abi-registry.js';
-import { BatchService } from '../../../src/service/batch.js';
+import { BatchService, type ItemOutcome } from '../../../src/service/batch.js';
 import { CurrencyProof } from '../../../src/service/currency-proof.js';
 import { type ReadOnlyRequest, ReadOnlyService } from '../../../src/service/read-only.js';
 import type { NodeApi } from '../../../src/upstream/node-api.js';
@@ -172,10 +173,12 @@ describe('ReadOnlyService and the judge', () => {
     const batch = new BatchService(service, {
       currentBlock: () => Promise.reject(new Error('no block needed')),
     });
+    // The HTTP layer renders each item's meta from the values the service gives it.
     const shell = {
       validate: (c: unknown) => c as ReadOnlyRequest,
-      fail: (err: unknown) => {
-        throw err;
+      item: (outcome: ItemOutcome) => {
+        if ('error' in outcome) throw outcome.error;
+        return batchItemText(outcome);
       },
     };
     await service.answer(call());
@@ -196,8 +199,9 @@ describe('ReadOnlyService and the judge', () => {
     state.tip = 12;
     const hit = await service.answer(call());
     const reuse = hit.reuse!;
+    const headers = replayHeaders(reuse)!;
     const tipTold = () => {
-      const pairs = reuse.headers!(Date.now());
+      const pairs = headers(Date.now());
       return pairs[pairs.indexOf('x-canonical-stacks-tip-height') + 1];
     };
     expect(reuse.valid(Date.now())).toBe(true);
@@ -217,6 +221,6 @@ describe('ReadOnlyService and the judge', () => {
     await service.answer(mainnet);
     const reuse = (await service.answer(mainnet)).reuse!;
     expect(reuse.valid(Date.now())).toBe(true);
-    expect(reuse.headers!(Date.now())).not.toContain('x-canonical-stacks-tip-height');
+    expect(replayHeaders(reuse)!(Date.now())).not.toContain('x-canonical-stacks-tip-height');
   });
 });

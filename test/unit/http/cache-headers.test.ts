@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cacheHeaders, hitHeaderPairs } from '../../../src/service/cache-status.js';
+import { cacheHeaders, hitHeaderPairs } from '../../../src/http/reply.js';
 
 const now = 1_000_000;
 
