@@ -26,8 +26,6 @@ import type { CacheStore } from './store.js';
 export interface FreshnessRequirement {
   /** Most blocks the chain may have advanced since the entry was read; undefined = no bound. */
   readonly maxBlocks?: number | undefined;
-  /** The current tip height, when given as a plain number (tests). */
-  readonly tipHeight?: number | undefined;
 }
 
 export type CacheOutcome = 'hit' | 'miss' | 'coalesced' | 'bypass';
@@ -62,17 +60,10 @@ export interface CachePolicy {
   /** What the request requires of a cached entry beyond its ttl (block bound). */
   readonly freshness?: FreshnessRequirement | undefined;
   /**
-   * The current tip height, asked only when an entry is judged against freshness.maxBlocks
-   * (a plain number when known from memory; undefined when it cannot be learned, which no
-   * entry's height fits). Overrides freshness.tipHeight.
-   */
-  readonly tipHeight?: (() => number | undefined | Promise<number | undefined>) | undefined;
-  /** When the gateway first learned of a tip at or above height: when a block bound broke. */
-  readonly tipLearnedAt?: ((height: number) => number | undefined) | undefined;
-  /**
    * The chain as the judge sees it (src/chain implements it): the tip believed now, the last
-   * one believed however old, when heights were first learned. Overrides tipHeight and
-   * tipLearnedAt, which only describe the tip believed now.
+   * one believed however old, when heights were first learned. Asked only when the judge
+   * needs the tip (a block bound, a proof); without it no tip is known, which no entry's
+   * height fits.
    */
   readonly tipView?: (() => TipView | Promise<TipView>) | undefined;
   /**
@@ -153,6 +144,9 @@ export interface ChainIdentityHooks {
   current(key: string): string | undefined;
   onOtherChain?(key: string, entry: CacheEntry): void;
 }
+
+/** The tip as a policy without a tipView sees it: unknown. */
+const NO_TIP: TipView = { height: undefined, firstLearnedAt: () => undefined };
 
 export class ReadThroughCache {
   readonly #inflight = new Map<string, InFlight>();
@@ -450,13 +444,9 @@ export class ReadThroughCache {
     return view instanceof Promise ? view.then(verdict) : verdict(view);
   }
 
-  /** The chain's view for the judge: the policy's port, else one built from its tip height. */
+  /** The chain's view for the judge: the policy's port, else a view that knows no tip. */
   #tipView(policy: CachePolicy): TipView | Promise<TipView> {
-    if (policy.tipView !== undefined) return policy.tipView();
-    const learnedAt = policy.tipLearnedAt ?? (() => undefined);
-    const tip = policy.tipHeight === undefined ? policy.freshness?.tipHeight : policy.tipHeight();
-    const make = (height: number | undefined): TipView => ({ height, firstLearnedAt: learnedAt });
-    return tip instanceof Promise ? tip.then(make) : make(tip);
+    return policy.tipView === undefined ? NO_TIP : policy.tipView();
   }
 
   /**

@@ -1,8 +1,12 @@
 /** ReadThroughCache beyond get(): freshness of held entries, and the doors for listing and invalidation. */
 import { describe, expect, it } from 'vitest';
+import type { TipView } from '../../../src/cache/judge.js';
 import { ReadThroughCache } from '../../../src/cache/read-through.js';
 import { MemoryStore } from '../../../src/cache/stores/memory.js';
 import { TieredStore } from '../../../src/cache/stores/tiered.js';
+
+/** The chain seen at one tip height, learned nobody knows when. */
+const tipAt = (height: number): TipView => ({ height, firstLearnedAt: () => undefined });
 
 function setup() {
   let now = 1_000_000;
@@ -29,7 +33,7 @@ describe('ReadThroughCache freshness', () => {
   it('applies the request block bound to the entry height', async () => {
     const { store, cache } = setup();
     await store.set('ro:b', 'at10', undefined, { tipHeight: 10 });
-    const bound = (tipHeight: number) => ({ freshness: { maxBlocks: 1, tipHeight } });
+    const bound = (tipHeight: number) => ({ freshness: { maxBlocks: 1 }, tipView: () => tipAt(tipHeight) });
     expect(await cache.get('ro:b', async () => 'x', bound(11))).toMatchObject({
       value: 'at10',
       outcome: 'hit',
@@ -94,7 +98,7 @@ describe('ReadThroughCache and the judge', () => {
     const p = proof();
     const hit = await cache.get('ro:p', async () => 'x', {
       freshness: { maxBlocks: 0 },
-      tipHeight: () => 14,
+      tipView: () => tipAt(14),
       proof: p,
     });
     expect(hit).toMatchObject({ value: 'at10', outcome: 'hit', verdict: { use: 'fresh', currentAt: 14 } });
@@ -102,7 +106,7 @@ describe('ReadThroughCache and the judge', () => {
     // Without the proof the same entry is refetched: a load carries no verdict.
     const load = await cache.get('ro:p', async () => 'at14', {
       freshness: { maxBlocks: 0 },
-      tipHeight: () => 14,
+      tipView: () => tipAt(14),
     });
     expect(load).toMatchObject({ value: 'at14', outcome: 'miss', stale: 'refetch' });
     expect(load.verdict).toBeUndefined();
@@ -160,12 +164,12 @@ describe('ReadThroughCache and the judge', () => {
     await store.set('ro:s', 'v', undefined, { tipHeight: 10, tipReported: true });
     const entry = store.peekHot('ro:s')!;
     let tip = 10;
-    const policy = { freshness: { maxBlocks: 1 }, tipHeight: () => tip, proof: proof() };
+    const policy = { freshness: { maxBlocks: 1 }, tipView: () => tipAt(tip), proof: proof() };
     expect(cache.stillServes('ro:s', entry, policy)).toEqual({ use: 'fresh' });
     tip = 15;
     expect(cache.stillServes('ro:s', entry, policy)).toEqual({ use: 'fresh', currentAt: 15 });
     expect(
-      cache.stillServes('ro:s', entry, { freshness: { maxBlocks: 1 }, tipHeight: () => tip }),
+      cache.stillServes('ro:s', entry, { freshness: { maxBlocks: 1 }, tipView: () => tipAt(tip) }),
     ).toBeUndefined();
     expect(cache.stillServes('ro:s', { ...entry }, policy)).toBeUndefined();
   });

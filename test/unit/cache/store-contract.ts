@@ -322,8 +322,10 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         clock.advance(3_000);
         const policy = (windowMs: number) => ({
           freshness: { maxBlocks: 2 },
-          tipHeight: () => 13,
-          tipLearnedAt: (height: number) => (height === 13 ? learnedAt : undefined),
+          tipView: () => ({
+            height: 13,
+            firstLearnedAt: (height: number) => (height === 13 ? learnedAt : undefined),
+          }),
           staleIfErrorMs: windowMs,
           isTransient: transient,
         });
@@ -335,7 +337,10 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
         await expect(cache.get('ro:blk', failing, policy(2_999))).rejects.toThrow('upstream down');
         // Within the bound it is simply fresh.
         expect(
-          await cache.get('ro:blk', failing, { freshness: { maxBlocks: 3 }, tipHeight: () => 13 }),
+          await cache.get('ro:blk', failing, {
+            freshness: { maxBlocks: 3 },
+            tipView: () => ({ height: 13, firstLearnedAt: () => undefined }),
+          }),
         ).toMatchObject({
           value: 'at10',
           outcome: 'hit',
