@@ -162,23 +162,6 @@ export class TokenBucket implements Budget {
   }
 }
 
-/** One in-process TokenBucket per upstream id (a network's default upstream has the network's name). */
-export function createTokenBuckets<N extends string>(
-  ids: readonly N[],
-  config: BudgetConfig,
-  now?: () => number,
-): Record<N, TokenBucket> {
-  const out = {} as Record<N, TokenBucket>;
-  for (const id of ids) {
-    out[id] = new TokenBucket({
-      ...budgetSettings(config),
-      label: id,
-      ...(now === undefined ? {} : { now }),
-    });
-  }
-  return out;
-}
-
 /** One in-process TokenBucket per configured upstream, each at its own rate, by upstream id. */
 export function createUpstreamBuckets(
   upstreams: readonly { readonly id: string; readonly rateLimitPerMinute: number }[],

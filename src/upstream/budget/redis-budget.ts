@@ -37,11 +37,9 @@ import { LuaScript } from '../../redis/lua-script.js';
 import { TokenBucket } from './local.js';
 import {
   type Budget,
-  type BudgetConfig,
   type BudgetSettings,
   budgetClosedError,
   budgetExhaustedError,
-  budgetSettings,
   checkBudgetSettings,
 } from './upstream-budget.js';
 
@@ -285,25 +283,4 @@ function parseReply(reply: unknown): { granted: boolean; waitMs: number; tokens:
   const t = Number(tokens);
   if (!Number.isFinite(t)) return undefined;
   return { granted: granted === 1, waitMs, tokens: t };
-}
-
-/** One RedisBudget per upstream id on one client (a network's default upstream has the network's name). */
-export function createRedisBudgets<N extends string>(
-  ids: readonly N[],
-  config: BudgetConfig,
-  client: Redis,
-  options: { keyPrefix?: string; onModeChange?: (id: N, mode: BudgetMode, err?: unknown) => void } = {},
-): Record<N, RedisBudget> {
-  const out = {} as Record<N, RedisBudget>;
-  for (const id of ids) {
-    const onModeChange = options.onModeChange;
-    out[id] = new RedisBudget({
-      client,
-      id,
-      ...budgetSettings(config),
-      ...(options.keyPrefix === undefined ? {} : { keyPrefix: options.keyPrefix }),
-      ...(onModeChange === undefined ? {} : { onModeChange: (mode, err) => onModeChange(id, mode, err) }),
-    });
-  }
-  return out;
 }

@@ -7,11 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../../src/cache/stores/redis.js';
 import { GatewayError } from '../../../src/errors.js';
-import {
-  type BudgetMode,
-  createRedisBudgets,
-  RedisBudget,
-} from '../../../src/upstream/budget/redis-budget.js';
+import { type BudgetMode, RedisBudget } from '../../../src/upstream/budget/redis-budget.js';
 import { type RedisServer, startRedis } from '../../support/redis-server.js';
 
 const server = await startRedis();
@@ -192,16 +188,19 @@ describe.skipIf(server === undefined)('RedisBudget against a real redis-server',
     expect(((await outcome(budget!.take())) as GatewayError).details).toMatchObject({ reason: 'closed' });
   });
 
-  it('builds one budget per network, each with its own key', async () => {
+  it('keeps each upstream’s budget under a key of its own', async () => {
     const conn = await connect();
-    const made = createRedisBudgets(
-      ['mainnet', 'testnet'] as const,
-      { upstreamRateLimitPerMinute: 5, upstreamQueueTimeoutMs: 0 },
-      conn.redis,
-      {
-        keyPrefix: `nets${++n}:`,
-      },
-    );
+    const shape = {
+      client: conn.redis,
+      keyPrefix: `nets${++n}:`,
+      capacity: 5,
+      refillPerMinute: 5,
+      queueTimeoutMs: 0,
+    };
+    const made = {
+      mainnet: new RedisBudget({ ...shape, id: 'mainnet' }),
+      testnet: new RedisBudget({ ...shape, id: 'testnet' }),
+    };
     budgets.push(made.mainnet, made.testnet);
     expect(made.mainnet.key).toBe(`nets${n}:budget:mainnet`);
     expect(made.testnet.key).toBe(`nets${n}:budget:testnet`);

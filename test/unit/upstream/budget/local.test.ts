@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../../../src/errors.js';
-import { createTokenBuckets, TokenBucket } from '../../../../src/upstream/budget/local.js';
+import { createUpstreamBuckets, TokenBucket } from '../../../../src/upstream/budget/local.js';
 
 /** Settle pending microtasks (promise callbacks) without moving the fake clock. */
 async function flush(): Promise<void> {
@@ -210,19 +210,18 @@ describe('TokenBucket', () => {
     expect(b.available()).toBe(0);
   });
 
-  it('createTokenBuckets builds independent buckets per network from the config', async () => {
-    const buckets = createTokenBuckets(
-      ['mainnet', 'testnet'] as const,
-      {
-        upstreamRateLimitPerMinute: 2,
-        upstreamQueueTimeoutMs: 0,
-      },
-      () => Date.now(),
+  it('createUpstreamBuckets builds an independent bucket per upstream, each at its own rate', async () => {
+    const buckets = createUpstreamBuckets(
+      [
+        { id: 'mainnet', rateLimitPerMinute: 2 },
+        { id: 'testnet', rateLimitPerMinute: 3 },
+      ],
+      { upstreamQueueTimeoutMs: 0 },
     );
-    await buckets.mainnet.take();
-    await buckets.mainnet.take();
-    await expect(buckets.mainnet.take()).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
-    expect(buckets.testnet.available()).toBe(2);
+    await buckets['mainnet']!.take();
+    await buckets['mainnet']!.take();
+    await expect(buckets['mainnet']!.take()).rejects.toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+    expect(buckets['testnet']!.available()).toBe(3);
   });
 });
 
