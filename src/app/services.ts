@@ -10,7 +10,7 @@ import type { Config } from '../config/index.js';
 import type { Metrics } from '../observability/metrics.js';
 import { AbiRegistry } from '../service/abi-registry.js';
 import { BatchService } from '../service/batch.js';
-import { NodeRouteService } from '../service/node-routes.js';
+import { NodeRouteService } from '../service/node-route-service.js';
 import { ReadOnlyService } from '../service/read-only.js';
 import type { NodeApi } from '../upstream/node-api.js';
 

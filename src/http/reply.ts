@@ -9,7 +9,7 @@
  *   tip header from the tip the answer was read at, `Retry-After` from an error's retry time.
  * - The content type of the answer's shape.
  *
- * Services return values (src/service/answer.ts, node-routes.ts) and never write a header; a
+ * Services return values (src/service/answer.ts, node-route-service.ts) and never write a header; a
  * replay repeats what this module sent, with the headers that move per answer made here too.
  *
  * Cache-Status, by what the cache did:
@@ -32,7 +32,7 @@ import type { CacheView } from '../cache/view.js';
 import { redact } from '../config/redact.js';
 import { type GatewayError, newErrorId } from '../errors.js';
 import type { LaneReuse, RenderedAnswer } from '../service/answer.js';
-import type { NodeRouteAnswer } from '../service/node-routes.js';
+import type { NodeRouteAnswer } from '../service/node-route-service.js';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 /** The cache's name in Cache-Status (RFC 9211: the first member names the cache). */

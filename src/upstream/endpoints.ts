@@ -2,7 +2,7 @@
  * The node routes the gateway serves, one descriptor each (docs/node-routes.md): how the
  * request is recognised and checked, how it is cached, and where it goes. Everything else
  * follows from the table: the HTTP routes and their schemas (src/http/routes/node-routes.ts),
- * the cache keys (src/cache/keys.ts), the cache policy (src/service/node-routes.ts), what the
+ * the cache keys (src/cache/keys.ts), the cache policy (src/service/node-route-service.ts), what the
  * admin API removes and counts (src/service/cache-admin.ts) and every upstream request
  * (StacksNodeClient.send). The gateway's own reads of a node go through the same descriptors:
  * the read-only call path, the ABI fetch, the tip's /v2/info and the event observer's

@@ -11,7 +11,7 @@ import type { Network } from '../../network.js';
 import { type NodeEndpoint, SOURCE } from '../../upstream/endpoints.js';
 import type { ForwardedAnswer } from '../../upstream/node-api.js';
 
-/** One node route's cached read (src/service/node-routes.ts). */
+/** One node route's cached read (src/service/node-route-service.ts). */
 export type NodeRouteReader = (req: {
   readonly endpoint: NodeEndpoint;
   readonly params: Readonly<Record<string, string>>;

@@ -6,7 +6,7 @@
  *
  * Every route's schema derives from its descriptor alone. Call-read and the contract interface
  * keep their services (the read-only cache and the ABI registry), which the descriptor names;
- * every other route is the generic cached read of src/service/node-routes.ts. Errors the
+ * every other route is the generic cached read of src/service/node-route-service.ts. Errors the
  * gateway raises itself keep the envelope (the error handler).
  */
 
@@ -23,7 +23,7 @@ import { parseTipQuery } from '../../chain/block-id.js';
 import { GatewayError } from '../../errors.js';
 import type { Network } from '../../network.js';
 import type { AbiRegistry } from '../../service/abi-registry.js';
-import type { NodeRouteService } from '../../service/node-routes.js';
+import type { NodeRouteService } from '../../service/node-route-service.js';
 import type { ReadOnlyService } from '../../service/read-only.js';
 import { NETWORK_PREFIXES, NODE_ENDPOINTS, type NodeEndpoint } from '../../upstream/endpoints.js';
 import { offerReplay } from '../fast-lane.js';

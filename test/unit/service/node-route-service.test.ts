@@ -9,7 +9,7 @@ import { MemoryStore } from '../../../src/cache/stores/memory.js';
 import type { EntryDependencies } from '../../../src/chain/block-ledger.js';
 import type { ChainTracker } from '../../../src/chain/tracker.js';
 import { CurrencyProof } from '../../../src/service/currency-proof.js';
-import { type NodeRouteRequest, NodeRouteService } from '../../../src/service/node-routes.js';
+import { type NodeRouteRequest, NodeRouteService } from '../../../src/service/node-route-service.js';
 import { NODE_ENDPOINTS } from '../../../src/upstream/endpoints.js';
 import type { NodeApi } from '../../../src/upstream/node-api.js';
 import { MAINNET_ADDR, TESTNET_ADDR } from '../../support/fixtures.js';
