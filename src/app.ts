@@ -5,14 +5,19 @@
  */
 
 import type { FastifyInstance } from 'fastify';
-import { createChainTracker } from './app/chain.js';
+import { createChainTracker } from './app/chain-tracker.js';
 import { installFront } from './app/front.js';
 import { wireObserver } from './app/observer.js';
-import { registerApiRoutes, registerOperatorRoutes } from './app/routes.js';
+import { registerApiRoutes, registerOperatorRoutes } from './app/route-registration.js';
 import { createServices } from './app/services.js';
 import { closeInOrder } from './app/shutdown.js';
 import { createCache, openStore } from './app/storage.js';
-import { createNodeClient, createUpstreamPool, type GatewayNode, startupRoundOf } from './app/upstreams.js';
+import {
+  createNodeClient,
+  createUpstreamPool,
+  type GatewayNode,
+  startupRoundOf,
+} from './app/upstream-client.js';
 import type { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { hotEntries } from './cache/stores/health.js';

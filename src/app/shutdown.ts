@@ -10,7 +10,7 @@ import type { Config } from '../config/index.js';
 import type { RedisScaleOut } from '../scale-out.js';
 import type { Budget } from '../upstream/budget/upstream-budget.js';
 import type { UpstreamPool } from '../upstream/pool.js';
-import type { GatewayNode } from './upstreams.js';
+import type { GatewayNode } from './upstream-client.js';
 
 /** A close() that runs once however often it is called; `drain` is called first, at once. */
 export function closeInOrder(
