@@ -6,7 +6,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { type KeySpace, namespaceOfKey } from '../cache/keys.js';
 import type { CacheOutcome, StaleServing } from '../cache/read-through.js';
-import { ObserverMetrics } from '../chain/observer/metrics.js';
+import { ObserverMetrics } from '../chain/observer/observer-metrics.js';
 import type { TipRefreshResult } from '../chain/tracker.js';
 import { NETWORKS, type Network } from '../config/index.js';
 import type { AttemptEvent } from '../upstream/attempts.js';

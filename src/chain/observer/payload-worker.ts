@@ -11,7 +11,7 @@ import { getPriority, setPriority } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, workerData } from 'node:worker_threads';
-import { firstError, newBlockCheck, newBurnBlockCheck, normalizeHash } from './schemas.js';
+import { firstError, newBlockCheck, newBurnBlockCheck, normalizeHash } from './payload-schemas.js';
 import { eventContracts } from './touched.js';
 import { classifyTransaction, type TransactionEffect } from './transactions.js';
 

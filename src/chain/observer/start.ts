@@ -10,7 +10,7 @@ import { BlockLedger, type EntryDependencies } from '../block-ledger.js';
 import type { RedisTipChannel } from '../tip-channel.js';
 import type { ChainTips } from '../tips.js';
 import { ChainFollower } from './follower.js';
-import type { ObserverMetrics } from './metrics.js';
+import type { ObserverMetrics } from './observer-metrics.js';
 import { createObserverServer } from './server.js';
 
 export interface EventObserverStatus {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { newBlockCheck } from '../../../src/chain/observer/schemas.js';
+import { newBlockCheck } from '../../../src/chain/observer/payload-schemas.js';
 import { blockIdentity } from '../../../src/devnet/blocks.js';
 import { EventDispatcher, newBlockPayload, observerUrls } from '../../../src/devnet/event-dispatcher.js';
 
