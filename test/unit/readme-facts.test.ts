@@ -1,7 +1,7 @@
 /**
  * What the README states about the project, checked against the project itself where a fact has
  * a source: the demo's script, the CORS headers the server sends, the CI script's list of tools,
- * the folders of the code map, package.json. (The README's commands are run against the demo by
+ * the folders and files of the code map, package.json. (The README's commands are run against the demo by
  * test/integration/demo.test.ts; these are the sentences around them.)
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -88,6 +88,24 @@ describe('the README', () => {
         expect(existsSync(at) && statSync(at).isDirectory(), folder).toBe(true);
       }
     }
+  });
+
+  it('names in its code map only files that exist, in the row’s folder or by their path', () => {
+    const lines = README.slice(README.indexOf('\n## Code map\n') + 1).split('\n');
+    const end = lines.findIndex((l, i) => i > 0 && l.startsWith('## '));
+    const rows = lines.slice(0, end === -1 ? undefined : end).filter((l) => l.startsWith('| `'));
+    const missing: string[] = [];
+    for (const row of rows) {
+      const [, folderCell = '', text = ''] = row.split('|');
+      const folders = [...folderCell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+      for (const [, file] of text.matchAll(/`([^`\s]+\.(?:ts|mjs))`/g)) {
+        const found = [file!, ...folders.map((f) => path.join(f, file!))].some((p) =>
+          existsSync(path.join(ROOT, p)),
+        );
+        if (!found) missing.push(`${folders.join(', ')}: ${file}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });
 
