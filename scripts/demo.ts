@@ -208,7 +208,7 @@ async function printGuide(devnet: Devnet): Promise<void> {
   );
 }
 
-/** Where the gateway keeps the cache, as the service decides it (config.ts defaults). */
+/** Where the gateway keeps the cache, as the service decides it (the defaults of src/config/variables.ts). */
 function storeDescription(): string {
   const store = process.env.CACHE_STORE ?? 'sqlite';
   // The cache outlives the demo while the devnet starts from its genesis each time: answers

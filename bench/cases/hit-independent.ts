@@ -11,7 +11,7 @@
  * - this benchmark's: the same request, 2 s warm-up then 8 s, five rounds with the order
  *   alternating, the ratio the median of the per-round ratios.
  *
- * Goal (issue of this round): ≥ 0.85× either way.
+ * Goal: ≥ 0.85× either way.
  *
  *   npm run build && node --import tsx bench/cases/hit-independent.ts
  */

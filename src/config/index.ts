@@ -1,6 +1,6 @@
 /**
- * Environment -> frozen, validated configuration. Every limit of the interface is a default
- * here (docs/api.md); an invalid value stops start-up with one line naming
+ * Environment -> frozen, validated configuration. Every limit the HTTP API documents is a
+ * default here (docs/api.md); an invalid value stops start-up with one line naming
  * the variable.
  */
 

@@ -286,7 +286,7 @@ export class DevnetChain {
       tx === undefined ? DEFAULT_CLARITY_VERSION : clarityVersionFor(this.epoch, clarityVersion);
     const response = this.apply({ kind: 'deploy', name, source, sender, tx, clarityVersion: version });
     const height = this.tipHeight;
-    // Recorded at once, so that a second deployment of it is refused while the interface is derived.
+    // Recorded at once, so that a second deployment of it is refused while its ABI is derived.
     this.sources.set(contractId, source);
     this.deployedAt.set(contractId, height);
     const listed = this.main.getContractsInterfaces() as unknown as Map<string, ContractInterface>;

@@ -1,5 +1,6 @@
 /**
- * The node RPC routes a client such as stacks.js uses besides call-read and the interface:
+ * The node RPC routes a client such as stacks.js uses besides call-read and the contract
+ * interface (/v2/contracts/interface):
  * contract sources, data vars, map entries, constants, accounts, PoX and tenure info, fee
  * estimates and transaction broadcast (broadcast.ts). Paths, statuses and JSON shapes are a
  * stacks-node's; values come from the Clarity VM of the devnet chain.

@@ -1,5 +1,6 @@
 /**
- * Explicit removal of cache entries (the interface's "until explicitly removed"), ABI
+ * Explicit removal of cache entries (an entry without a ttl is kept until it is removed,
+ * docs/freshness.md), ABI
  * warming and statistics, for the admin API. Removal and counting are by key prefix, walking
  * the namespaces of cache/keys.ts and the routes of the endpoint table, through the store
  * interface, so they work on every store and cover every entry the gateway writes.
@@ -142,7 +143,7 @@ export class CacheAdmin {
 
   /**
    * The node route answers held, by cache class: each cached route of the endpoint table, on
-   * each network, counted under its own key prefix. Call-read's and the interface's entries are
+   * each network, counted under its own key prefix. Call-read's and the contract interface route's entries are
    * the read-only results and ABIs counted beside them (their services keep them there).
    */
   async #nodeRouteCounts(): Promise<Partial<Record<CacheClass, number>>> {

@@ -119,7 +119,7 @@ interface Sent<T> {
 }
 
 interface Round<T> extends Sent<T> {
-  /** Upstreams that failed transiently in this round. */
+  /** Upstreams that failed transiently during these attempts. */
   readonly failed: readonly Upstream[];
 }
 

@@ -17,8 +17,8 @@
  * | pinned call (?tip=) answered 404 (unknown block)   | asked of the other upstreams; then UPSTREAM_API_ERROR unknown-block (404) {tip, retryable:false} |
  * | no budget token within the queue timeout           | RATE_LIMIT_EXCEEDED 429 (from the budget)    |
  *
- * A 200 whose body is not JSON is *not* retried: the spec's retry list is exhaustive and a
- * deterministic garbage answer would burn the whole budget; but it is marked retryable for
+ * A 200 whose body is not JSON is *not* retried: only what the table says is retried is, and
+ * a deterministic garbage answer would burn the whole budget; but it is marked retryable for
  * clients, because in practice it is an intermediary (CDN/proxy) glitch that a later request
  * survives. A 200 with well-formed JSON of the wrong shape points at an API incompatibility,
  * so it is neither retried nor marked retryable.

@@ -40,7 +40,7 @@ LAYERS.forEach((units, i) => {
   for (const u of units) layerOf.set(u, i);
 });
 
-/** `src/cache/stores/redis.ts` → `cache`; `src/app.ts` → `app`; `client/index.ts` → `client`. */
+/** `src/cache/stores/redis.ts` → `cache`; `src/app.ts` → `app`; `client/src/index.ts` → `client`. */
 function unitOf(path: string): string | undefined {
   const parts = path.split('/');
   if (parts[0] === 'client') return 'client';

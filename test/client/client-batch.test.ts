@@ -1,7 +1,6 @@
 /**
  * client.batch() against the gateway's POST /contract-calls/batch (docs/batch.md),
- * over real HTTP in front of the fake node. Excluded in vitest.config.ts until the batch
- * route lands; remove that exclusion to run it.
+ * over real HTTP in front of the fake node.
  */
 import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

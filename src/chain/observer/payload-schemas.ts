@@ -1,6 +1,6 @@
 /**
- * The parts of the Stacks node's event payloads the observer uses (the node's
- * docs/event-dispatcher.md); anything else in them is allowed and ignored.
+ * The parts of the Stacks node's event payloads the observer uses (as stacks-core's event
+ * dispatcher documentation describes them); anything else in them is allowed and ignored.
  */
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';

@@ -640,7 +640,7 @@ export async function runDifferential(o: RunOptions): Promise<RunReport> {
     return truth;
   };
 
-  /** Records one gateway answer against the chain's; `proven` = first read of its entry this round. */
+  /** Records one gateway answer against the chain's; `proven` = the first read of its entry since the last block. */
   const judge = async (
     read: TrackedRead,
     door: Door,
