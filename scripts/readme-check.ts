@@ -20,7 +20,7 @@
  * produces (the README once ran `node dist/src/main.js`, which does not exist).
  *
  * Usage: tsx scripts/readme-check.ts <gateway URL> [<devnet URL>] (defaults for the latter:
- * localhost:20443, the demo's; ADMIN_TOKEN in the environment when the gateway has one). test/integration/demo.test.ts runs it against the demo.
+ * localhost:20443, the demo's; ADMIN_TOKEN in the environment when the gateway has one). test/integration/process/demo.test.ts runs it against the demo.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -52,12 +52,12 @@ export const SKIPPED_BY_DESIGN: readonly { readonly pattern: RegExp; readonly re
   {
     pattern: /^npm install( |$)/,
     reason:
-      'installs from the npm registry, then builds or starts the long-running server; the check runs in the tree it installed (test/integration/start.test.ts covers npm start)',
+      'installs from the npm registry, then builds or starts the long-running server; the check runs in the tree it installed (test/integration/process/start.test.ts covers npm start)',
   },
   {
     pattern: /^npm run demo\b/,
     reason:
-      'long-running; the check runs against the gateway and devnet it starts (test/integration/demo.test.ts starts scripts/demo.ts)',
+      'long-running; the check runs against the gateway and devnet it starts (test/integration/process/demo.test.ts starts scripts/demo.ts)',
   },
   { pattern: /^npm test\b/, reason: 'the test suite itself, which runs this check' },
   {
@@ -68,12 +68,12 @@ export const SKIPPED_BY_DESIGN: readonly { readonly pattern: RegExp; readonly re
   {
     pattern: /^([A-Z_]+=\S+\s+)*npm start\b/,
     reason:
-      'a long-running server (UPSTREAMS_FILE names a file on the host); test/integration/start.test.ts runs npm start',
+      'a long-running server (UPSTREAMS_FILE names a file on the host); test/integration/process/start.test.ts runs npm start',
   },
   {
     pattern: /^(?:[A-Z_]+=(?:"[^"]*"|\S+)\s+)*docker\b/,
     reason:
-      "needs Docker; test/integration/image.test.ts builds the image's files as deploy/Dockerfile does and starts them with its CMD, test/fleet/public-side.test.ts checks the compose file and runs its load balancer configuration",
+      "needs Docker; test/integration/process/image.test.ts builds the image's files as deploy/Dockerfile does and starts them with its CMD, test/fleet/public-side.test.ts checks the compose file and runs its load balancer configuration",
   },
   {
     pattern: /^redis-server\b/,
@@ -82,7 +82,7 @@ export const SKIPPED_BY_DESIGN: readonly { readonly pattern: RegExp; readonly re
   {
     pattern: /^for port in\b/,
     reason:
-      'starts three background gateways on fixed ports; test/integration/redis-scale.test.ts runs several instances on one Redis (the file it runs is checked to be the build output)',
+      'starts three background gateways on fixed ports; test/integration/process/redis-scale.test.ts runs several instances on one Redis (the file it runs is checked to be the build output)',
   },
 ];
 

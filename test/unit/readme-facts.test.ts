@@ -2,7 +2,7 @@
  * What the README states about the project, checked against the project itself where a fact has
  * a source: the demo's script, the CORS headers the server sends, the CI script's list of tools,
  * the folders and files of the code map, package.json. (The README's commands are run against the demo by
- * test/integration/demo.test.ts; these are the sentences around them.)
+ * test/integration/process/demo.test.ts; these are the sentences around them.)
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
