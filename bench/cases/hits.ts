@@ -120,10 +120,10 @@ const isHit = (cacheStatus: string): boolean => /(^|;)\s*hit\b/.test(cacheStatus
 
 /** docs/freshness.md: a block bound the cached entry meets. */
 const MAX_BLOCKS_BODY = '{"functionArgs":[],"cacheControl":{"maxBlocks":1000}}';
-/** Section 5: the node's own route and body shape. */
+/** docs/node-routes.md: the node's own route and body shape. */
 const NODE_PATH = `/v2/contracts/call-read/${MAINNET_ADDR}/${CONTRACT}/get-info`;
 const NODE_BODY = JSON.stringify({ sender: MAINNET_ADDR, arguments: [] });
-/** Section 4: 20 distinct cached calls in one batch. */
+/** docs/batch.md: 20 distinct cached calls in one batch. */
 const BATCH_PATH = '/contract-calls/batch';
 const BATCH_SIZE = 20;
 const BATCH_IDS = Array.from({ length: BATCH_SIZE }, (_, i) => i);
@@ -512,7 +512,7 @@ function featureText(hits: Hits): string[] {
     '"n/a (route absent)"): the read-only hit with `"cacheControl":{"maxBlocks":1000}` (docs/freshness.md;',
     'the probe checks its second answer is a hit), `POST /v2/contracts/call-read/…/get-info` with the',
     "node's body `{sender, arguments: []}` (docs/node-routes.md), and `POST /contract-calls/batch` with 20 distinct `get-entry`",
-    'calls cached beforehand through the single endpoint (section 4; the probe checks every item is a hit). They',
+    'calls cached beforehand through the single endpoint (the probe checks every item is a hit). They',
     'run in the same rounds as the plain hit, alternating with it and with the bare reference answering the same',
     'bytes. Batch against singles: one keep-alive connection (`wrk -c1`), batches of 20 against the same 20 calls',
     'sent one per request, alternating; figure: batch p50 / (20 × single p50).',

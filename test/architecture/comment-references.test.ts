@@ -2,7 +2,7 @@
  * Comments that point somewhere must point at something: a comment of the code (src/, test/,
  * scripts/, bench/) that cites a file of the repository (`src/...`, `docs/...`, a path's end
  * such as `budget/local.ts`, a bare `name.ts`) names one that exists, and no comment leans on
- * a document or a moment the reader cannot see ("the spec", "this round"). Read from the
+ * a document or a moment the reader cannot see ("the spec", "§6", "section 7", "this round"). Read from the
  * parsed sources, so strings and code never count.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -76,6 +76,9 @@ const BARE = /(?<![\w./@-])([\w-]+\.(?:ts|mts|mjs))\b/g;
 /** `upstream/pool.ts`, `budget/local.ts`: a file cited by the end of its path. */
 const PARTIAL = /(?<![\w./@-])((?:[\w-]+\/)+[\w.-]+\.(?:ts|mts|mjs|md))\b/g;
 
+/** A spec, a section of one or a round that only its author could see. */
+const VAGUE = /\bthe spec\b|\bthis round\b|§\s*\d|\bsection \d/i;
+
 function exists(rel: string): boolean {
   const at = path.join(ROOT, rel);
   return existsSync(at) && (statSync(at).isFile() || statSync(at).isDirectory());
@@ -112,9 +115,10 @@ describe('comments of the code', () => {
 
   it('lean on no document or moment the reader cannot see', () => {
     const vague = comments
-      .filter(({ text }) => /\bthe spec\b|\bthis round\b/i.test(text))
+      .filter(({ text }) => VAGUE.test(text))
       .map(
-        ({ file, line, text }) => `${file}:${line} ${/.*(?:the spec|this round).*/i.exec(text)![0].trim()}`,
+        ({ file, line, text }) =>
+          `${file}:${line} ${new RegExp(`.*(?:${VAGUE.source}).*`, 'i').exec(text)![0].trim()}`,
       );
     expect(vague).toEqual([]);
   });

@@ -137,7 +137,7 @@ describe('loadConfig', () => {
       'redis://127.0.0.1:6379',
     );
   });
-  it('reads the HTTP limits and CORS origins (extensions §6), with their defaults', () => {
+  it('reads the HTTP limits and CORS origins, with their defaults', () => {
     const defaults = loadConfig({});
     expect(defaults).toMatchObject({
       corsOrigins: ['*'],

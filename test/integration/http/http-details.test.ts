@@ -1,5 +1,5 @@
 /**
- * Extensions §6, "HTTP details", over real HTTP and raw sockets: time limits and connection
+ * HTTP details over real HTTP and raw sockets: time limits and connection
  * cap, parser- and router-level answers in the envelope, trailing
  * slashes, body content types, CORS, `addr.name` paths, the endpoint
  * index, the ABI query parameters and argument error messages.

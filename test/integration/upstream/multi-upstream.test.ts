@@ -1,5 +1,5 @@
 /**
- * Several upstreams (docs/upstreams.md) and fair waiting for budget tokens (section 7),
+ * Several upstreams and fair waiting for budget tokens (docs/upstreams.md),
  * over real HTTP: in-process gateways on real sockets in front of two or three fault-injecting
  * fake Stacks nodes, each an independent server with its own faults and counters.
  *
