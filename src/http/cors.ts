@@ -14,7 +14,7 @@ import { admissionOf } from './admission/hook.js';
 import { EXPOSED_ANSWER_HEADERS } from './reply.js';
 import type { RouteMethods } from './route-table.js';
 
-export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
+const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
 /**
  * The request headers browsers may send, each by name (a `*` never covers `authorization`):
  * those node clients such as stacks.js send (its `x-hiro-product` and `x-hiro-version`), and
@@ -22,7 +22,7 @@ export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
  */
 export const CORS_ALLOW_HEADERS =
   'content-type, authorization, x-api-key, x-hiro-product, x-hiro-version, accept';
-export const CORS_EXPOSE_HEADERS = EXPOSED_ANSWER_HEADERS;
+const CORS_EXPOSE_HEADERS = EXPOSED_ANSWER_HEADERS;
 /** How long a browser may reuse a preflight answer (seconds). */
 const PREFLIGHT_MAX_AGE = '600';
 

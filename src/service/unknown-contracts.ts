@@ -63,7 +63,7 @@ export class UnknownContracts {
 }
 
 /** The upstream's answer for a contract that does not exist (stacks-node.ts). */
-export function isUnknownContract(err: unknown): err is GatewayError {
+function isUnknownContract(err: unknown): err is GatewayError {
   return isGatewayError(err) && err.code === 'UPSTREAM_API_ERROR' && err.variant === 'unknown-contract';
 }
 
