@@ -1,6 +1,14 @@
 /** The explorer's words for an answer's origin and a node's refusal (src/explorer/page/words.ts). */
 import { describe, expect, it } from 'vitest';
-import { blockNumber, oneNode, provenance, readableCause } from '../../src/explorer/page/words.js';
+import {
+  blockNumber,
+  oneNode,
+  provenance,
+  readableCause,
+  streamEndWords,
+  watchedProvenance,
+  watchStatus,
+} from '../../src/explorer/page/words.js';
 
 describe('provenance', () => {
   it.each([
@@ -91,5 +99,44 @@ describe('oneNode', () => {
     expect(oneNode([[], []])).toBe(false);
     expect(oneNode([[A]])).toBe(false);
     expect(oneNode([])).toBe(false);
+  });
+});
+
+describe('watchStatus', () => {
+  it('says where a watch stands, with block numbers as people write them', () => {
+    expect(watchStatus({ kind: 'off' })).toBe('');
+    expect(watchStatus({ kind: 'starting' })).toBe('Watching: asking the gateway…');
+    expect(watchStatus({ kind: 'live', readAt: 182340 })).toBe('Watching: read at block 182,340');
+    expect(watchStatus({ kind: 'live', readAt: 7, unchangedAt: 7 })).toBe('Watching: read at block 7');
+    expect(watchStatus({ kind: 'live', readAt: 7, unchangedAt: 1002 })).toBe(
+      'Watching: read at block 7, unchanged at block 1,002',
+    );
+    expect(watchStatus({ kind: 'reconnecting' })).toBe('Watching: connection lost, reconnecting…');
+    expect(watchStatus({ kind: 'reset', reason: 'reorg' })).toBe(
+      'Watching: the gateway started the watch over (reorg), reading again…',
+    );
+    expect(watchStatus({ kind: 'reset', reason: '' })).toBe(
+      'Watching: the gateway started the watch over, reading again…',
+    );
+  });
+
+  it('says why a watch ended', () => {
+    expect(watchStatus({ kind: 'stopped', why: 'changed' })).toBe(
+      'Stopped watching: the call changed. Press Watch to watch it as it is now.',
+    );
+    expect(watchStatus({ kind: 'stopped', why: 'replaced' })).toBe(
+      'Stopped watching: another function is watched now.',
+    );
+    expect(watchStatus({ kind: 'failed', code: 'NOT_FOUND' })).toBe(
+      'Stopped watching: NOT_FOUND (see the Result).',
+    );
+  });
+
+  it('names a watched value’s block, and the gateway’s reasons for ending a stream', () => {
+    expect(watchedProvenance(182340, true)).toBe('watched: read at block 182,340');
+    expect(watchedProvenance(182341, false)).toBe('watched: changed at block 182,341');
+    expect(streamEndWords('NOT_FOUND')).toMatch(/no longer holds this watch/);
+    expect(streamEndWords('SLOW_CONSUMER')).toMatch(/did not take its updates fast enough/);
+    expect(streamEndWords('SOMETHING_NEW')).toBe('the gateway ended the watch');
   });
 });

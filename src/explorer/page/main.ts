@@ -8,6 +8,9 @@
  * address (a bookmark, a Known contracts link) loads it. Every load and call that starts ends
  * in a result or an error, and a load overtaken by a newer one never overwrites it.
  *
+ * A function's Watch toggle follows the read in its form as the chain moves (watch.ts): each
+ * new value replaces the one shown in the Result region, with the block it was read at.
+ *
  * Talks only to the gateway that served it: the base URL is the page's own directory.
  */
 import {
@@ -21,7 +24,16 @@ import {
   LiteralSyntaxError,
   type SimpleValue,
 } from '../../../client/src/index.js';
-import { blockNumber, oneNode, provenance, readableCause } from './words.js';
+import { type ReadOutcome, startWatch, type ValuesEvent, type Watch } from './watch.js';
+import {
+  blockNumber,
+  oneNode,
+  provenance,
+  readableCause,
+  type WatchState,
+  watchedProvenance,
+  watchStatus,
+} from './words.js';
 
 const baseUrl = new URL('.', window.location.href).href;
 
@@ -55,10 +67,15 @@ const known = byId<HTMLUListElement>('known');
 const loadForm = byId<HTMLFormElement>('load-form');
 const decodeForm = byId<HTMLFormElement>('decode-form');
 
+/** The API key as it is now in its field, as the header it is sent in when filled. */
+function keyHeaders(): Record<string, string> {
+  const key = apiKeyInput.value.trim();
+  return key === '' ? {} : { 'x-api-key': key };
+}
+
 /** A client with the API key as it is now in its field (sent as X-API-Key when filled). */
 function gateway() {
-  const key = apiKeyInput.value.trim();
-  return createClient({ baseUrl, headers: key === '' ? {} : { 'x-api-key': key } });
+  return createClient({ baseUrl, headers: keyHeaders() });
 }
 
 function pretty(value: unknown): string {
@@ -320,38 +337,185 @@ function functionRegion(contractId: string, fn: ContractAbi['functions'][number]
     );
     return { arg, input };
   });
+  const watchButton = el(
+    'button',
+    { type: 'button', class: 'watch', 'aria-pressed': 'false', 'aria-describedby': `${id}-watch` },
+    'Watch',
+  );
+  const watchLine = el('p', { id: `${id}-watch`, class: 'hint watch-status', role: 'status' });
   form.append(
     el(
       'div',
       { class: 'row' },
       el('button', { type: 'submit' }, 'Call'),
+      watchButton,
       el('span', { class: 'returns' }, `returns ${formatAbiType(fn.outputs.type)}`),
     ),
+    watchLine,
   );
+  const title = `${fn.name} on ${contractId}`;
+  /** The arguments as typed, each checked against its type; a refused one is marked and focused. */
+  const readArgs = (): SimpleValue[] => {
+    const args: SimpleValue[] = [];
+    for (const { arg, input } of fields) {
+      input.removeAttribute('aria-invalid');
+      try {
+        args.push(argumentFromText(input.value, arg.type, arg.name));
+      } catch (err) {
+        input.setAttribute('aria-invalid', 'true');
+        input.focus();
+        // A type error names the argument already; a syntax error names the position only.
+        if (err instanceof LiteralSyntaxError) throw new ArgumentTypeError(arg.name, err.message);
+        throw err;
+      }
+    }
+    return args;
+  };
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    const title = `${fn.name} on ${contractId}`;
     void guarded(title, `Calling ${fn.name}…`, form, async () => {
-      const args: SimpleValue[] = [];
-      for (const { arg, input } of fields) {
-        input.removeAttribute('aria-invalid');
-        try {
-          args.push(argumentFromText(input.value, arg.type, arg.name));
-        } catch (err) {
-          input.setAttribute('aria-invalid', 'true');
-          input.focus();
-          // A type error names the argument already; a syntax error names the position only.
-          if (err instanceof LiteralSyntaxError) throw new ArgumentTypeError(arg.name, err.message);
-          throw err;
-        }
-      }
-      const sender = senderInput.value.trim();
-      const options = sender === '' ? {} : { senderAddress: sender.replace(/^'/, '') };
-      const response = await gateway().raw.readOnly(contractId, fn.name, args, options);
+      const args = readArgs();
+      const response = await gateway().raw.readOnly(contractId, fn.name, args, senderOption());
       showResponse(title, response, networkOf(contractId));
     });
   });
+  watchButton.addEventListener('click', () => {
+    if (watched?.button === watchButton) {
+      stopWatching({ kind: 'off' });
+      return;
+    }
+    watchRead({ title, contractId, fn: fn.name, form, button: watchButton, line: watchLine, readArgs });
+  });
+  // The watch follows the call as it was when Watch was pressed: a change ends it.
+  form.addEventListener('input', () => {
+    if (watched?.form === form) stopWatching({ kind: 'stopped', why: 'changed' });
+  });
   return el('section', { class: 'fn', 'aria-labelledby': heading.id }, heading, form);
+}
+
+/** The Sender field as the read-only body's option (a leading ' of a literal principal dropped). */
+function senderOption(): { senderAddress?: string } {
+  const sender = senderInput.value.trim();
+  return sender === '' ? {} : { senderAddress: sender.replace(/^'/, '') };
+}
+
+// --- watched reads -----------------------------------------------------------------------
+
+/** What a function's Watch toggle works with. */
+interface WatchTarget {
+  readonly title: string;
+  readonly contractId: string;
+  readonly fn: string;
+  readonly form: HTMLFormElement;
+  readonly button: HTMLButtonElement;
+  readonly line: HTMLElement;
+  readonly readArgs: () => SimpleValue[];
+}
+
+/** The one read the page watches: a single Result region shows one value at a time. */
+let watched: (WatchTarget & { readonly watch: Watch; settle(): void }) | undefined;
+
+function showWatchState(target: WatchTarget, state: WatchState): void {
+  const on = state.kind !== 'off' && state.kind !== 'stopped' && state.kind !== 'failed';
+  target.button.setAttribute('aria-pressed', String(on));
+  target.line.textContent = watchStatus(state);
+}
+
+/** End the watch under way, if any, and say why beside its toggle. */
+function stopWatching(state: WatchState): void {
+  const current = watched;
+  if (current === undefined) return;
+  watched = undefined;
+  current.watch.stop();
+  current.settle();
+  showWatchState(current, state);
+}
+
+/** A watched read's outcome in the Result region: its value, or its error as a call's is shown. */
+function showWatched(target: WatchTarget, event: ValuesEvent, outcome: ReadOutcome, first: boolean): void {
+  if ('error' in outcome) {
+    const { code, message, ...extra } = outcome.error;
+    showError(`${target.title}, watched`, code, message, extra);
+    return;
+  }
+  const rows: Array<[string, string]> = [['Tip height', String(event.tipHeight)]];
+  if (event.indexBlockHash !== '') rows.push(['Index block hash', event.indexBlockHash]);
+  resultBody.replaceChildren(
+    el('p', { class: 'title' }, `${target.title}, watched`),
+    el('p', { class: 'provenance' }, watchedProvenance(event.tipHeight, first)),
+    el('pre', { 'aria-label': 'Value' }, pretty(outcome.value)),
+    headersList(undefined, rows),
+  );
+}
+
+function watchRead(target: WatchTarget): void {
+  const { form, fn, contractId, title } = target;
+  let args: SimpleValue[];
+  try {
+    args = target.readArgs();
+  } catch (err) {
+    // Refused as a call's arguments are; a watch under way elsewhere goes on.
+    showThrown(title, err);
+    revealResult(form);
+    return;
+  }
+  stopWatching({ kind: 'stopped', why: 'replaced' });
+  begin(`Watching ${fn}…`);
+  // Until the first value (or the watch's end) the Result region is busy, as for a call.
+  let settled = false;
+  const settle = (reveal: boolean) => {
+    if (settled) return;
+    settled = true;
+    end();
+    if (reveal) revealResult(form);
+    // Turned off before any value came: the Result region says so rather than stay blank.
+    else if (resultBody.childElementCount === 0)
+      resultBody.replaceChildren(el('p', { class: 'hint' }, 'Stopped watching before the first value came.'));
+  };
+  /** The block the shown value was read at; undefined until the first value. */
+  let readAt: number | undefined;
+  /** After a reset, the next value is read afresh, not a change. */
+  let afresh = true;
+  const [contractAddress = '', contractName = ''] = contractId.split('.');
+  const watch = startWatch(
+    baseUrl,
+    keyHeaders(),
+    { contractAddress, contractName, functionName: fn, functionArgs: args, ...senderOption() },
+    {
+      values(event) {
+        noteTip(event.tipHeight, networkOf(contractId));
+        const outcome = event.outcomes.get(0);
+        if (outcome !== undefined) {
+          showWatched(target, event, outcome, afresh);
+          readAt = event.tipHeight;
+          afresh = false;
+        }
+        if (readAt === undefined) return;
+        showWatchState(target, { kind: 'live', readAt, unchangedAt: event.tipHeight });
+        settle(true);
+      },
+      reset(reason) {
+        afresh = true;
+        showWatchState(target, { kind: 'reset', reason });
+      },
+      reconnecting() {
+        showWatchState(target, { kind: 'reconnecting' });
+      },
+      open() {
+        if (readAt !== undefined) showWatchState(target, { kind: 'live', readAt });
+      },
+      failed(error) {
+        if (watched?.watch !== watch) return;
+        watched = undefined;
+        const { code, message, ...extra } = error;
+        showError(`${title}, watched`, code, message, extra);
+        showWatchState(target, { kind: 'failed', code });
+        settle(true);
+      },
+    },
+  );
+  watched = { ...target, watch, settle: () => settle(false) };
+  showWatchState(target, { kind: 'starting' });
 }
 
 // --- contracts and the page's address ------------------------------------------------------
@@ -371,6 +535,8 @@ let loadSeq = 0;
 async function loadContract(id: string): Promise<void> {
   const seq = ++loadSeq;
   contractInput.value = id;
+  // Its function's form goes away with the functions.
+  stopWatching({ kind: 'off' });
   functions.replaceChildren();
   status.textContent = `Loading ${id}…`;
   document.title = `${id} · clarity-cache explorer`;
@@ -429,6 +595,7 @@ function contractFromAddress(): void {
   // Back to the address without a contract: the page as it first was.
   loadSeq++;
   contractInput.value = '';
+  stopWatching({ kind: 'off' });
   functions.replaceChildren();
   status.textContent = '';
   document.title = 'clarity-cache explorer';
@@ -484,6 +651,10 @@ decodeForm.addEventListener('submit', (event) => {
 });
 
 window.addEventListener('hashchange', contractFromAddress);
+// The Sender is part of the watched call.
+senderInput.addEventListener('input', () => stopWatching({ kind: 'stopped', why: 'changed' }));
+// Leaving the page ends its watch at the gateway too (best effort: the request is kept alive).
+window.addEventListener('pagehide', () => stopWatching({ kind: 'off' }));
 void loadTips();
 void refreshKnown();
 contractFromAddress();

@@ -106,3 +106,58 @@ export function oneNode(upstreamUrls: ReadonlyArray<readonly string[]>): boolean
   const first = key(upstreamUrls[0] as readonly string[]);
   return first !== '' && upstreamUrls.every((urls) => key(urls) === first);
 }
+
+/** Where a watched read stands, for the line beside its Watch button. */
+export type WatchState =
+  | { readonly kind: 'off' }
+  | { readonly kind: 'starting' }
+  /** `readAt`: the block the shown value was read at; `unchangedAt`: a later block that left it as it was. */
+  | { readonly kind: 'live'; readonly readAt: number; readonly unchangedAt?: number | undefined }
+  | { readonly kind: 'reconnecting' }
+  | { readonly kind: 'reset'; readonly reason: string }
+  /** Ended by the page: the call in the form changed, or another function is watched now. */
+  | { readonly kind: 'stopped'; readonly why: 'changed' | 'replaced' }
+  | { readonly kind: 'failed'; readonly code: string };
+
+/** The line beside the Watch button: "Watching: read at block 1,234". */
+export function watchStatus(state: WatchState): string {
+  switch (state.kind) {
+    case 'off':
+      return '';
+    case 'starting':
+      return 'Watching: asking the gateway…';
+    case 'live':
+      return state.unchangedAt === undefined || state.unchangedAt <= state.readAt
+        ? `Watching: read at block ${blockNumber(state.readAt)}`
+        : `Watching: read at block ${blockNumber(state.readAt)}, unchanged at block ${blockNumber(state.unchangedAt)}`;
+    case 'reconnecting':
+      return 'Watching: connection lost, reconnecting…';
+    case 'reset':
+      return state.reason === ''
+        ? 'Watching: the gateway started the watch over, reading again…'
+        : `Watching: the gateway started the watch over (${state.reason}), reading again…`;
+    case 'stopped':
+      return state.why === 'changed'
+        ? 'Stopped watching: the call changed. Press Watch to watch it as it is now.'
+        : 'Stopped watching: another function is watched now.';
+    case 'failed':
+      return `Stopped watching: ${state.code} (see the Result).`;
+  }
+}
+
+/** A watched value's origin in the Result region: "watched: changed at block 1,240". */
+export function watchedProvenance(tipHeight: number, first: boolean): string {
+  return `watched: ${first ? 'read' : 'changed'} at block ${blockNumber(tipHeight)}`;
+}
+
+/** Why the gateway ended a watch's event stream (its `error` event's code), in words. */
+export function streamEndWords(code: string): string {
+  switch (code) {
+    case 'NOT_FOUND':
+      return 'the gateway no longer holds this watch (it ended, expired, or the gateway restarted)';
+    case 'SLOW_CONSUMER':
+      return 'the gateway ended the watch: this page did not take its updates fast enough';
+    default:
+      return 'the gateway ended the watch';
+  }
+}
