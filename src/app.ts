@@ -18,6 +18,7 @@ import {
   type GatewayNode,
   startupRoundOf,
 } from './app/upstream-client.js';
+import { createWatch } from './app/watch.js';
 import type { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
 import { hotEntries } from './cache/stores/health.js';
@@ -140,11 +141,17 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     quota: scaleOut?.quota ?? new MemoryQuota(),
     isDraining,
   });
-  await registerApiRoutes(app, config, front.endpoints, services);
-  const observer = await wireObserver(config, deps.contractSource, services, tracker, {
+  const observed = await wireObserver(config, deps.contractSource, services, tracker, {
     metrics,
     log,
     scaleOut,
+  });
+  const observer = observed?.observer;
+  const watch = createWatch(config, services.readOnly, tracker, { observed, scaleOut, metrics, log });
+  await registerApiRoutes(app, config, front.endpoints, services, {
+    watch,
+    maxUnsentBytes: config.watchMaxUnsentBytes,
+    onEnded: (code) => metrics.watch.dropped(code === 'SLOW_CONSUMER' ? 'slow-consumer' : 'deleted'),
   });
   await registerOperatorRoutes(
     app,
@@ -179,6 +186,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     observer,
     scaleOut,
     store: ownedStore,
+    watch,
   });
   return {
     app,

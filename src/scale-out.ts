@@ -19,6 +19,7 @@ import type { Config } from './config/index.js';
 import { SHARED_GATEWAY_FAILURES } from './errors.js';
 import { RedisQuota } from './http/admission/redis-quota.js';
 import { KEY_PREFIX, RedisConnection } from './redis/connection.js';
+import { RedisRegistry } from './service/watch/redis-registry.js';
 import { RedisBudget } from './upstream/budget/redis-budget.js';
 import { budgetSettings } from './upstream/budget/upstream-budget.js';
 import { RedisBreakerSync } from './upstream/redis-breaker-sync.js';
@@ -43,6 +44,8 @@ export interface RedisScaleOut {
   readonly observedTips: RedisTipChannel;
   /** API key and client quotas counted once for the fleet (docs/access-control.md). */
   readonly quota: RedisQuota;
+  /** Watched reads' subscriptions and stream counts, for the fleet (docs/watch.md). */
+  readonly subscriptions: RedisRegistry;
   /** Close budgets, coalescer and connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -151,8 +154,13 @@ export async function createRedisScaleOut(
     onError: (err) => log.debug({ err }, 'observed tips: redis operation failed'),
   });
 
+  const subscriptions = new RedisRegistry(client, keyPrefix, (err) =>
+    log.debug({ err }, 'watched reads: redis operation failed'),
+  );
+
   let closing: Promise<void> | undefined;
   return {
+    subscriptions,
     budgets,
     breakers,
     coalescer,
@@ -166,6 +174,7 @@ export async function createRedisScaleOut(
         await coalescer.close();
         await hotTier.close();
         observedTips.close();
+        await subscriptions.close();
         await connection.close();
       })();
       return closing;

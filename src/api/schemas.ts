@@ -235,3 +235,36 @@ export const NodeCallReadAnswer = Type.Union(
   ],
   { examples: [{ okay: true, result: '0x0100000000000000000000000000000005' }] },
 );
+
+/**
+ * The body of POST /subscriptions. The reads are checked one by one (as batch calls are), so
+ * that an error names the item it is about.
+ */
+export function subscriptionBody(maxReads: number) {
+  return Type.Object(
+    {
+      reads: Type.Array(
+        Type.Unknown({
+          description:
+            'A read-only call shaped as a batch call (contractAddress, contractName, functionName, functionArgs, senderAddress...), at the latest state: a tip or cacheControl member is refused.',
+          examples: [BATCH_CALL_EXAMPLE],
+        }),
+        { minItems: 1, maxItems: maxReads, description: `1 to ${maxReads} reads (WATCH_MAX_READS)` },
+      ),
+    },
+    { additionalProperties: true, examples: [{ reads: [BATCH_CALL_EXAMPLE] }] },
+  );
+}
+
+export const SubscriptionData = Type.Object({
+  id: Type.String({ description: 'the subscription id: at least 128 random bits, the event stream’s credential' }),
+  events: Type.String({ description: 'the path of its event stream' }),
+  reads: Type.Array(
+    Type.Object({
+      index: Type.Integer(),
+      key: Type.String({ description: 'the read’s cache key (identical calls, identical keys)' }),
+    }),
+  ),
+});
+
+export const SubscriptionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });

@@ -16,6 +16,12 @@ import { parseContractRef } from '../service/contract-ref.js';
 import { CurrencyProof } from '../service/currency-proof.js';
 import type { Services } from './services.js';
 
+/** The observer and the proof it gives the services (and the watched reads). */
+export interface ObserverWiring {
+  readonly observer: EventObserver;
+  readonly proof: CurrencyProof;
+}
+
 export async function wireObserver(
   config: Config,
   contractSource: ContractSourcePort | undefined,
@@ -26,7 +32,7 @@ export async function wireObserver(
     readonly log: FastifyBaseLogger;
     readonly scaleOut: RedisScaleOut | undefined;
   },
-): Promise<EventObserver | undefined> {
+): Promise<ObserverWiring | undefined> {
   const { metrics, log } = wiring;
   const observer = await startObserver(
     config,
@@ -70,5 +76,5 @@ export async function wireObserver(
   chain.onDescribed((described, block) => {
     if (described === network) observer.ledger.hold(block, Date.now());
   });
-  return observer;
+  return { observer, proof };
 }

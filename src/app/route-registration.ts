@@ -19,6 +19,7 @@ import { endpointIndexRoutes } from '../http/routes/endpoint-index.js';
 import { nodeRoutes } from '../http/routes/node-routes.js';
 import { opsRoutes } from '../http/routes/ops.js';
 import { readOnlyRoute } from '../http/routes/read-only.js';
+import { type SubscriptionRoutesOptions, subscriptionRoutes } from '../http/routes/subscriptions.js';
 import type { Network } from '../network.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { UpstreamHealth } from '../observability/upstream-health.js';
@@ -30,6 +31,7 @@ export async function registerApiRoutes(
   config: Config,
   endpoints: readonly EndpointLine[],
   { abis, readOnly, routes, batch }: Services,
+  watch: SubscriptionRoutesOptions,
 ): Promise<void> {
   await registerOpenApi(app, { admin: config.adminToken !== undefined });
   await app.register(endpointIndexRoutes, { endpoints });
@@ -38,6 +40,7 @@ export async function registerApiRoutes(
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
   await app.register(batchRoute, { batch, maxCalls: config.batchMaxCalls });
+  await app.register(subscriptionRoutes, watch);
   await app.register(nodeRoutes, { service: readOnly, abis, routes });
 }
 

@@ -24,6 +24,8 @@ export function closeInOrder(
     readonly observer: EventObserver | undefined;
     readonly scaleOut: RedisScaleOut | undefined;
     readonly store: CacheStore;
+    /** Watched reads' open streams, ended before the server closes (their clients reconnect elsewhere). */
+    readonly watch?: { close(): void } | undefined;
   },
 ): () => Promise<void> {
   const { app, node, observer, store } = parts;
@@ -41,6 +43,7 @@ export function closeInOrder(
       // Attempts under way get half the grace period to finish, then are aborted (503), so
       // that every request is answered before SHUTDOWN_GRACE_MS ends the process.
       const abort = setTimeout(() => void node.close?.(), Math.floor(config.shutdownGraceMs / 2));
+      parts.watch?.close();
       try {
         await app.close();
         await observer?.close();

@@ -99,6 +99,15 @@ export interface Config {
   readonly cacheStaleMaxS: number;
   /** Most calls one POST /contract-calls/batch may hold (docs/batch.md). */
   readonly batchMaxCalls: number;
+  /** Watched reads (docs/watch.md): most reads per subscription. */
+  readonly watchMaxReads: number;
+  /** Open event streams per API key, and per client address for anonymous subscriptions. */
+  readonly watchMaxStreamsPerKey: number;
+  readonly watchMaxStreamsAnonymous: number;
+  /** Seconds a subscription with no open stream is kept. */
+  readonly watchIdleTtlS: number;
+  /** Bytes a stream may leave unsent before it is dropped as a slow consumer. */
+  readonly watchMaxUnsentBytes: number;
   /** Port of the event observer listener (docs/events.md); undefined = off. */
   readonly eventObserverPort: number | undefined;
   readonly eventObserverHost: string;
@@ -342,6 +351,11 @@ export function loadConfig(env: Env = process.env): Config {
     cacheStaleIfErrorS: intVar(env, 'CACHE_STALE_IF_ERROR_S'),
     cacheStaleMaxS: intVar(env, 'CACHE_STALE_MAX_S'),
     batchMaxCalls: intVar(env, 'BATCH_MAX_CALLS'),
+    watchMaxReads: intVar(env, 'WATCH_MAX_READS'),
+    watchMaxStreamsPerKey: intVar(env, 'WATCH_MAX_STREAMS_PER_KEY'),
+    watchMaxStreamsAnonymous: intVar(env, 'WATCH_MAX_STREAMS_ANONYMOUS'),
+    watchIdleTtlS: intVar(env, 'WATCH_IDLE_TTL_S'),
+    watchMaxUnsentBytes: intVar(env, 'WATCH_MAX_UNSENT_BYTES'),
     ...eventObserver(env),
   };
   // Node refuses a headers timeout longer than the request timeout: say so by name instead.

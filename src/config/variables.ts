@@ -202,6 +202,37 @@ export const VARIABLES: readonly Variable[] = [
     doc: 'most calls in one `POST /contract-calls/batch`',
   },
   {
+    name: 'WATCH_MAX_READS',
+    kind: int(1, 10_000),
+    default: '100',
+    doc: 'most reads one `POST /subscriptions` may watch',
+  },
+  {
+    name: 'WATCH_MAX_STREAMS_PER_KEY',
+    kind: int(0),
+    default: '10',
+    doc: 'open event streams per API key, fleet-wide',
+  },
+  {
+    name: 'WATCH_MAX_STREAMS_ANONYMOUS',
+    kind: int(0),
+    default: '2',
+    doc: 'open event streams per client address for subscriptions made without a key, fleet-wide',
+  },
+  {
+    name: 'WATCH_IDLE_TTL_S',
+    kind: int(1),
+    default: '600',
+    doc: 'a subscription with no stream connected is forgotten this long after its creation or its last stream closed',
+  },
+  {
+    name: 'WATCH_MAX_UNSENT_BYTES',
+    kind: int(1024),
+    default: '1048576',
+    shownDefault: '1 MiB',
+    doc: 'a stream whose client leaves more than this unsent gets a last `SLOW_CONSUMER` event and is closed',
+  },
+  {
     name: 'ADMIN_TOKEN',
     kind: { type: 'string' },
     default: undefined,

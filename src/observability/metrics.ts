@@ -13,6 +13,7 @@ import type { AttemptEvent } from '../upstream/attempts.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { KeyMetrics } from './key-metrics.js';
 import { TallyHistogram } from './tally-histogram.js';
+import { WatchMetrics } from './watch-metrics.js';
 
 /**
  * Which cache an outcome belongs to: read-only results, ABIs, or node route answers; 'other'
@@ -54,11 +55,14 @@ export class Metrics {
   readonly observer: ObserverMetrics;
   /** Use of each API key, by name (docs/access-control.md). */
   readonly keys: KeyMetrics;
+  /** Watched reads (docs/watch.md). */
+  readonly watch: WatchMetrics;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
     this.observer = new ObserverMetrics(this.registry);
     this.keys = new KeyMetrics(this.registry);
+    this.watch = new WatchMetrics(this.registry);
     collectDefaultMetrics({ register: this.registry, prefix: 'clarity_cache_' });
     const requestTallies = this.#requestTallies;
     // Published from the tallies at scrape time (collect): the hit path only counts in a map.

@@ -208,7 +208,7 @@ function consistentNetwork(checked: readonly Checked[]): Network | undefined {
 }
 
 /** `contractName` may be given as `addr.name` in `contractAddress` (a standard address has no dot). */
-function withContractName(call: unknown): unknown {
+export function withContractName(call: unknown): unknown {
   if (typeof call !== 'object' || call === null || Array.isArray(call)) return call;
   const { contractAddress, contractName } = call as Record<string, unknown>;
   if (contractName !== undefined || typeof contractAddress !== 'string') return call;

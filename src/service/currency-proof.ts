@@ -165,6 +165,23 @@ export class CurrencyProof {
     };
   }
 
+  /**
+   * Whether an answer of a function read at `since` (the height it was read at, when) is
+   * provably still its answer at `tipHeight`: no block after it touched what the function
+   * reaches. False while the reach is unknown (its analysis under way). A watched read is not
+   * evaluated again at a block this holds for.
+   */
+  unchangedSince(
+    contractId: string,
+    functionName: string,
+    since: { readonly height: number; readonly readAt: number },
+    tipHeight: number,
+  ): boolean {
+    const deps = this.dependencies(contractId, functionName);
+    if (deps === undefined) return false;
+    return this.#port.current({ height: since.height, readAt: since.readAt, dependsOn: deps }, tipHeight);
+  }
+
   #holds(entry: CacheEntry, deps: EntryDependencies | undefined, tipHeight: number): boolean {
     if (deps === undefined || entry.tipHeight === null || entry.tipReported !== true) return false;
     return this.#port.current(

@@ -375,12 +375,25 @@ export class ReadOnlyService {
     return call.tip === undefined ? chain.known(call.ref.network)?.height : chain.heightOfBlock(call.tip);
   }
 
-  /** A miss: check the call against the (cached) ABI, then ask the node. */
-  async #fetch(
-    call: PreparedCall,
-    lc: LoadContext,
-    rc: RequestContext | undefined,
-  ): Promise<{ result: string; tipHeight?: number }> {
+  /**
+   * The checks a call passes before it goes upstream, without calling it: local validation,
+   * then the function and its arguments against the (cached) ABI. Throws what the read-only
+   * endpoint would answer; returns the call's cache key (a watched read is checked once, when
+   * it is subscribed to).
+   */
+  async check(req: ReadOnlyRequest, rc?: RequestContext): Promise<string> {
+    let call: PreparedCall;
+    try {
+      call = this.#prepared.get(req, undefined, undefined);
+    } catch (err) {
+      throw await this.#withExpectedType(err, req);
+    }
+    await this.#checkAbi(call, rc);
+    return call.key;
+  }
+
+  /** The function exists, is callable and takes these arguments, as the (cached) ABI says. */
+  async #checkAbi(call: PreparedCall, rc: RequestContext | undefined): Promise<void> {
     const { abi } = await this.abis.get(call.ref, {}, rc);
     const fn = abi.functions.find((f) => f.name === call.functionName);
     if (fn === undefined || fn.access === 'private') {
@@ -393,6 +406,15 @@ export class ReadOnlyService {
       );
     }
     checkArguments([...call.args], fn, call.ref.id);
+  }
+
+  /** A miss: check the call against the (cached) ABI, then ask the node. */
+  async #fetch(
+    call: PreparedCall,
+    lc: LoadContext,
+    rc: RequestContext | undefined,
+  ): Promise<{ result: string; tipHeight?: number }> {
+    await this.#checkAbi(call, rc);
     const { result, tipHeight } = await this.node.send(
       CALL_READ,
       {

@@ -20,13 +20,23 @@ export interface FollowedBlock {
   readonly receivedAt: number;
 }
 
+/** A block as applied: the ledger can now answer proofs up to it. */
+export interface AppliedBlock extends FollowedBlock {
+  readonly parentIndexBlockHash: string;
+}
+
 export interface ChainFollowerHooks {
   /** A usable new block: move the tip (and announce it to the other instances). */
   readonly onTip: (block: FollowedBlock) => void;
   /** A payload could not be used: why (for the log and clarity_cache_observer_rejected_total). */
   readonly onRejected?: (route: string, reason: string) => void;
   /** A block applied to the ledger, with what it touched and how long it took to handle (ms). */
-  readonly onApplied?: (outcome: AppendOutcome, touched: Touched, handlingMs: number) => void;
+  readonly onApplied?: (
+    outcome: AppendOutcome,
+    touched: Touched,
+    handlingMs: number,
+    block: AppliedBlock,
+  ) => void;
   /** A block deployed a contract (clears its negative ABI cache). */
   readonly onDeployed?: (contractId: string) => void | Promise<void>;
   /** A block already seen. */
@@ -198,7 +208,12 @@ export class ChainFollower {
       receivedAt,
     );
     for (const id of effects.deployed) await this.#o.onDeployed?.(id);
-    this.#o.onApplied?.(outcome, effects.touched, performance.now() - startedAt);
+    this.#o.onApplied?.(outcome, effects.touched, performance.now() - startedAt, {
+      height: summary.block.height,
+      indexBlockHash: summary.block.indexBlockHash,
+      parentIndexBlockHash: summary.block.parentIndexBlockHash,
+      receivedAt,
+    });
   }
 
   #enqueue(work: () => Promise<void>): void {

@@ -9,7 +9,7 @@ import type { Config, Network } from '../../config/index.js';
 import { BlockLedger, type EntryDependencies } from '../block-ledger.js';
 import type { RedisTipChannel } from '../tip-channel.js';
 import type { ChainTips } from '../tips.js';
-import { ChainFollower } from './follower.js';
+import { type AppliedBlock, ChainFollower } from './follower.js';
 import type { ObserverMetrics } from './observer-metrics.js';
 import { createObserverServer } from './server.js';
 
@@ -35,6 +35,8 @@ export interface EventObserver {
    * and constants depend on their own contract only: pass no function for them.
    */
   dependsOn(contractId: string, functionName?: string): Promise<EntryDependencies>;
+  /** Told of every block once applied (not duplicates): the ledger answers proofs up to it. */
+  onBlock(listener: (block: AppliedBlock) => void): void;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function startEventObserver(options: EventObserverOptions): Promise
   const now = options.now ?? Date.now;
   const ledger = new BlockLedger();
   const analyzer = new DependencyAnalyzer({ source: options.source });
+  const blockListeners: ((block: AppliedBlock) => void)[] = [];
   const follower = new ChainFollower({
     network,
     ledger,
@@ -73,12 +76,13 @@ export async function startEventObserver(options: EventObserverOptions): Promise
         'event observer: unusable payload (answered 200; cached proofs ended)',
       );
     },
-    onApplied: (outcome, touched, handlingMs) => {
+    onApplied: (outcome, touched, handlingMs, block) => {
       metrics.block(network, outcome);
       metrics.handled(network, handlingMs / 1000);
       metrics.invalidated(network, touched.all ? 'all' : touched.contracts.size);
       if (outcome === 'restarted')
         log.info({ network }, 'event observer: block did not follow the last one (gap or reorg)');
+      if (outcome !== 'duplicate') for (const listener of blockListeners) listener(block);
     },
     onDuplicate: () => metrics.block(network, 'duplicate'),
     onDeployed: (id) => options.onDeployed?.(id),
@@ -103,6 +107,9 @@ export async function startEventObserver(options: EventObserverOptions): Promise
       if (functionName === undefined) return new Set([contractId]);
       const deps = await analyzer.dependencies(contractId, functionName);
       return deps.volatile ? 'volatile' : deps.contracts;
+    },
+    onBlock: (listener) => {
+      blockListeners.push(listener);
     },
     status: () => {
       const last = follower.lastBlock;

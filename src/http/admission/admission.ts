@@ -182,7 +182,7 @@ export class Admission {
             'api-key',
             new GatewayError('UNAUTHORIZED', 'the API key is not valid'),
           );
-      } else if (o.keysRequired === true) {
+      } else if (o.keysRequired === true && route !== 'stream') {
         return refuse(
           route,
           clientId,
