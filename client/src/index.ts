@@ -6,6 +6,9 @@
  * envelope, Cache-Status / Age / tip height) and does not throw for error envelopes: the
  * explorer page and the command line's `--raw` use it.
  *
+ * `watch()` keeps a subscription's event stream open and calls back with each block's changed
+ * values (watch.ts).
+ *
  * fetch only: runs in Node 18+, browsers, Deno and Bun.
  */
 import {
@@ -27,7 +30,10 @@ import type {
   KnownContracts,
   KnownContractsOptions,
   ReadOnlyOptions,
+  Subscription,
+  WatchRead,
 } from './types.js';
+import { subscribeRequest, unsubscribeRequest, type WatchHandle, type WatchOptions, watch } from './watch.js';
 
 export {
   ArgumentTypeError,
@@ -40,8 +46,10 @@ export {
 export { type Literal, LiteralSyntaxError, parseClarityLiteral } from './clarity-literal.js';
 export { type ContractId, splitContractId } from './contract-id.js';
 export * from './errors.js';
+export { createSseParser, type SseEvent, type SseHandlers, type SseParser } from './sse.js';
 export { envelopeError, type RetryEvent, type RetryPolicy } from './transport.js';
 export * from './types.js';
+export type { WatchHandle, WatchOptions, WatchReconnectEvent } from './watch.js';
 
 import { splitContractId } from './contract-id.js';
 
@@ -72,6 +80,8 @@ export interface RawClient {
   knownContracts(options?: KnownContractsOptions): Promise<ClientResponse<KnownContracts>>;
   decode(value: ClarityArg, options?: DecodeOptions): Promise<ClientResponse<DecodeResult>>;
   batch(calls: readonly BatchCall[], options?: BatchOptions): Promise<ClientResponse<BatchResult>>;
+  subscribe(reads: readonly WatchRead[]): Promise<ClientResponse<Subscription>>;
+  unsubscribe(id: string): Promise<ClientResponse<unknown>>;
 }
 
 export interface ClarityCacheClient {
@@ -90,6 +100,17 @@ export interface ClarityCacheClient {
   decode(value: ClarityArg, options?: DecodeOptions): Promise<DecodeResult>;
   /** Several read-only calls in one request; one call's failure never fails the others. */
   batch(calls: readonly BatchCall[], options?: BatchOptions): Promise<BatchResult>;
+  /**
+   * Watch reads: subscribe, then call `onValues` with every read at the tip and, for each new
+   * block, the reads that changed; reconnects and resumes by itself until closed or aborted.
+   * Resolves once subscribed (throws the subscription's error, or the signal's reason if it
+   * aborts before); the handle's `done` resolves when the watch ends.
+   */
+  watch(reads: readonly WatchRead[], options: WatchOptions): Promise<WatchHandle>;
+  /** Subscribe to reads without reading the stream (watch() does both). */
+  subscribe(reads: readonly WatchRead[]): Promise<Subscription>;
+  /** Delete a subscription: its open streams end. */
+  unsubscribe(id: string): Promise<void>;
   readonly raw: RawClient;
 }
 
@@ -158,6 +179,8 @@ export function createClient(options: ClientOptions): ClarityCacheClient {
         ...(opts.tip === undefined ? {} : { tip: opts.tip }),
       });
     },
+    subscribe: (reads) => subscribeRequest(transport, reads),
+    unsubscribe: (id) => unsubscribeRequest(transport, id),
   };
 
   return {
@@ -167,5 +190,10 @@ export function createClient(options: ClientOptions): ClarityCacheClient {
     knownContracts: async (...a) => unwrap(await raw.knownContracts(...a)),
     decode: async (...a) => unwrap(await raw.decode(...a)),
     batch: async (...a) => unwrap(await raw.batch(...a)),
+    watch: (reads, opts) => watch(transport, reads, opts),
+    subscribe: async (reads) => unwrap(await raw.subscribe(reads)),
+    unsubscribe: async (id) => {
+      unwrap(await raw.unsubscribe(id));
+    },
   };
 }

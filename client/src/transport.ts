@@ -3,13 +3,16 @@
  * with bigints as decimal strings, the answer read as an envelope.
  *
  * Retried: 429 and the transient failures (502, 503, 504, and no answer at all), which are
- * the gateway's retryable conditions; every gateway route is a read, so a retry is safe.
+ * the gateway's retryable conditions. Every route is a read, or (the subscriptions of watched
+ * reads) harmless to repeat: a repeated POST makes one more subscription, a repeated DELETE
+ * finds it gone.
  * A Retry-After header replaces the backoff; one longer than `maxDelayMs` is not waited for
  * (the error is thrown at once, so a caller is never parked for minutes).
  */
 
 import { ClarityCacheError, errorFromRecord, NetworkError } from './errors.js';
 import { backoffDelayMs, parseRetryAfterMs } from './retry.js';
+import { linkSignals, sleepUnlessAborted } from './signals.js';
 import type { AnswerMeta, ClientResponse, Envelope } from './types.js';
 
 export interface RetryPolicy {
@@ -61,7 +64,7 @@ function readMeta(headers: Headers): AnswerMeta {
   };
 }
 
-function isEnvelope(body: unknown): body is Envelope<unknown> {
+export function isEnvelope(body: unknown): body is Envelope<unknown> {
   if (typeof body !== 'object' || body === null) return false;
   const b = body as Record<string, unknown>;
   if (b['success'] === true) return 'data' in b;
@@ -73,7 +76,7 @@ function isEnvelope(body: unknown): body is Envelope<unknown> {
 }
 
 /** fetch's own message is a bare "fetch failed"; the reason (ECONNREFUSED, ...) is in its cause. */
-function describeFailure(err: unknown, timeoutMs: number): string {
+export function describeFailure(err: unknown, timeoutMs: number): string {
   if (err instanceof Error && err.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
   const message = err instanceof Error ? err.message : String(err);
   const cause =
@@ -82,8 +85,6 @@ function describeFailure(err: unknown, timeoutMs: number): string {
     typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
   return reason === '' ? message : `${message} (${reason})`;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The error an unsuccessful envelope stands for. */
 export function envelopeError(response: ClientResponse<unknown>): ClarityCacheError {
@@ -94,13 +95,15 @@ export function envelopeError(response: ClientResponse<unknown>): ClarityCacheEr
 
 /**
  * Send one request (with retries) and return the whole answer; error envelopes are returned,
- * not thrown. Throws NetworkError when no envelope could be had after the retries.
+ * not thrown. Throws NetworkError when no envelope could be had after the retries, and the
+ * signal's reason when `signal` aborts (during an attempt or a wait between two).
  */
 export async function send<T>(
   options: TransportOptions,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'DELETE',
   path: string,
   body?: unknown,
+  signal?: AbortSignal,
 ): Promise<ClientResponse<T>> {
   const url = options.baseUrl.replace(/\/+$/, '') + path;
   const init: RequestInit = {
@@ -117,8 +120,10 @@ export async function send<T>(
     let response: ClientResponse<T> | undefined;
     let failure: ClarityCacheError;
     let retryAfterMs: number | undefined;
+    signal?.throwIfAborted();
+    const linked = linkSignals([signal, AbortSignal.timeout(options.timeoutMs)]);
     try {
-      const res = await options.fetch(url, { ...init, signal: AbortSignal.timeout(options.timeoutMs) });
+      const res = await options.fetch(url, { ...init, signal: linked.signal });
       const text = await res.text();
       let parsed: unknown;
       try {
@@ -153,6 +158,7 @@ export async function send<T>(
       retryAfterMs = parseRetryAfterMs(res.headers.get('retry-after') ?? undefined, Date.now());
     } catch (err) {
       if (err instanceof ClarityCacheError) throw err;
+      signal?.throwIfAborted();
       // fetch rejects only when no answer arrived (refused, reset, DNS, aborted).
       failure = new NetworkError({
         code: 'NETWORK_ERROR',
@@ -160,6 +166,8 @@ export async function send<T>(
         message: `${method} ${url} failed: ${describeFailure(err, options.timeoutMs)}`,
         cause: err,
       });
+    } finally {
+      linked.release();
     }
     const delayMs = retryAfterMs ?? backoffDelayMs(attempt, baseDelayMs, Math.random, maxDelayMs);
     if (attempt >= retries || delayMs > maxDelayMs) {
@@ -167,6 +175,6 @@ export async function send<T>(
       throw failure;
     }
     options.onRetry?.({ retry: attempt + 1, delayMs, status: failure.status, code: failure.code });
-    await sleep(delayMs);
+    if (!(await sleepUnlessAborted(delayMs, signal))) signal?.throwIfAborted();
   }
 }

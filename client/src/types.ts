@@ -163,3 +163,57 @@ export interface ClientResponse<T> {
   readonly meta: AnswerMeta;
   readonly headers: Headers;
 }
+
+/**
+ * One read of a watch (POST /subscriptions): a batch call without `tip` or `cacheControl`,
+ * since a watch reads every block's value afresh at that block.
+ */
+export type WatchRead = Omit<BatchCall, 'tip' | 'cacheControl'>;
+
+/** The answer to a subscription: its id, where its events are, and a key per read. */
+export interface Subscription {
+  readonly id: string;
+  /** The events stream's path, `/subscriptions/{id}/events`. */
+  readonly events: string;
+  readonly reads: ReadonlyArray<{ readonly index: number; readonly key: string }>;
+}
+
+/** One read's value at a block: decoded as the read-only endpoint decodes it, and as hex. */
+export interface WatchedValue {
+  /** The read's position in the list given to watch(), from 0. */
+  readonly index: number;
+  readonly value: unknown;
+  /** The serialized Clarity value, 0x hex. */
+  readonly raw: string;
+}
+
+/** One read that failed at a block, with the error record the read-only endpoint would answer. */
+export interface WatchedError {
+  readonly index: number;
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    readonly details?: Record<string, unknown>;
+    readonly [key: string]: unknown;
+  };
+}
+
+/**
+ * A `values` event: on connecting, every read at the tip; then, for each block where some read
+ * changed, only those reads.
+ */
+export interface WatchValuesEvent {
+  /** `<height>:<index block hash>`: what Last-Event-ID names to resume after this block. */
+  readonly id: string;
+  readonly tipHeight: number;
+  readonly indexBlockHash: string;
+  readonly values: ReadonlyArray<WatchedValue | WatchedError>;
+}
+
+/**
+ * A `reset` event: the block a resumed watch named is unknown to the gateway or no longer on
+ * the canonical chain, so every read's value follows, not only the changed ones.
+ */
+export interface WatchReset {
+  readonly reason: 'unknown' | 'not-canonical' | (string & {});
+}
