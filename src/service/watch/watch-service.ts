@@ -80,17 +80,15 @@ export class WatchService {
     caller: WatchCaller,
     rc?: RequestContext,
   ): Promise<CreatedSubscription> {
+    // Which network each read is on first: a mixed subscription is refused before any ABI is asked.
     const networks = new Set<Network>();
-    const keys = await Promise.all(
-      reads.map(async (read, index) => {
-        try {
-          networks.add(parseContractRef(read.contractAddress, read.contractName).network);
-          return await this.#readOnly.check(read, rc);
-        } catch (err) {
-          throw withIndex(err, index);
-        }
-      }),
-    );
+    reads.forEach((read, index) => {
+      try {
+        networks.add(parseContractRef(read.contractAddress, read.contractName).network);
+      } catch (err) {
+        throw withIndex(err, index);
+      }
+    });
     if (networks.size > 1) {
       throw new GatewayError(
         'VALIDATION_ERROR',
@@ -98,6 +96,15 @@ export class WatchService {
         { field: 'reads', networks: [...networks].sort() },
       );
     }
+    const keys = await Promise.all(
+      reads.map(async (read, index) => {
+        try {
+          return await this.#readOnly.check(read, rc);
+        } catch (err) {
+          throw withIndex(err, index);
+        }
+      }),
+    );
     const [network] = networks as Set<Network>;
     const id = randomBytes(18).toString('base64url');
     const sub: StoredSubscription = {
