@@ -5,7 +5,8 @@
  *
  * Every line of the Examples section is a complete command that, with `npm run demo` running
  * on its default ports, exits 0 and prints JSON (`serve` starts a gateway that answers
- * /health); test/cli/help-examples.test.ts runs each one.
+ * /health; `watch` prints JSON lines until Ctrl-C, which ends it with 0);
+ * test/cli/help-examples.test.ts runs each one.
  */
 import { renderConfigHelp } from '../config/docs.js';
 
@@ -22,6 +23,7 @@ export const EXAMPLES: readonly string[] = [
   `clarity-cache call ${DEPLOYER}.demo-dao get-proposal u1`,
   `clarity-cache call ${DEPLOYER}.demo-dao preview-proposal '"Docs"' 'u"Écrire la doc"' -5 '(list "docs" "ops")' 0x0102 none --sender ${WALLET_1}`,
   'clarity-cache decode 0x0d0000000568656c6c6f',
+  `clarity-cache watch ${DEPLOYER}.demo-token get-balance "'${WALLET_1}"`,
   `clarity-cache call ${DEPLOYER}.demo-token get-total-supply --url http://localhost:3000`,
   `CLARITY_CACHE_URL=http://localhost:3000 clarity-cache call ${DEPLOYER}.demo-nft get-owner u1 --fresh`,
 ];
@@ -32,6 +34,8 @@ Usage:
   clarity-cache serve [--port N] [--host H]       start the gateway (configured by environment variables;
                                                   clarity-cache serve --help lists them)
   clarity-cache call <addr.name> <function> [args...]   call a read-only function
+  clarity-cache watch <addr.name> <function> [args...]  print the call's value, then its value at
+                                                  each block that changes it, until Ctrl-C
   clarity-cache abi <addr.name>                   print a contract's ABI
   clarity-cache known                             list the contracts whose ABI the gateway holds
   clarity-cache decode <hex>                      decode a serialized Clarity value
@@ -42,14 +46,14 @@ Options (anywhere on the line):
                   a path is kept (https://example.org/cache/), a query or a fragment is refused;
                   credentials in it (https://user:password@host/) are sent as HTTP Basic
                   authentication and never printed
-  --raw           print the whole response envelope instead of its data
-  --sender ADDR   call: the sender address of the call
-  --network NET   call: mainnet or testnet (default: from the contract address)
+  --raw           print the whole response envelope instead of its data (watch: each whole event)
+  --sender ADDR   call, watch: the sender address of the call
+  --network NET   call, watch: mainnet or testnet (default: from the contract address)
   --fresh         call: bypass the cache (cacheControl.bustCache)
   --help, -h      this text
   --version       the version alone
 
-Arguments of call are Clarity literals, checked against the function's ABI:
+Arguments of call and watch are Clarity literals, checked against the function's ABI:
   u100  -5  true  'SP…  'SP….name  "text"  u"text"  0x0102  none  (some u1)
   (ok u1)  (err u1)  (list u1 u2)  {a: u1, b: "x"}
 Arguments are counted from 1. A literal that is not valid, or out of its type's range, is
@@ -58,6 +62,9 @@ Quote each argument for your shell: '"text"', "'SP….name", '{a: u1}'.
 
 Output: the decoded JSON on stdout. On an error, its code and message on stderr, and the
 exit status is 2 for a wrong command line (found before any request), else 1.
+watch prints one JSON line per change, {"tipHeight", "indexBlockHash", "value"} (or "error"
+instead of "value" when the call failed at that block); it reconnects by itself, saying so on
+stderr, and Ctrl-C ends it with exit status 0.
 
 Examples (each runs as written against \`npm run demo\`):
 ${EXAMPLES.map((line) => `  ${line}`).join('\n')}

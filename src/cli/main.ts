@@ -17,6 +17,19 @@ const code = await run(process.argv.slice(2), {
   serve: async () => {
     await import(new URL(serverEntry, import.meta.url).href);
   },
+  interrupts: () => {
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    // A reader that went away (`| head -n 3`) ends a watch as Ctrl-C does, rather than with
+    // an EPIPE stack trace.
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      stop();
+    });
+    return controller.signal;
+  },
 });
 // exitCode, not exit(): output still buffered for a pipe is written before the process ends,
 // and after `serve` the gateway keeps running.

@@ -5,8 +5,8 @@
  * Exit status: 0 success; 1 the gateway answered with an error envelope, no answer came, or
  * the answer was not what the command asked for; 2 the command line itself is wrong (usage,
  * a bad --url, a malformed or out-of-range literal, an argument that does not fit the ABI),
- * detected before the call is sent. Whatever happens, stderr gets one line with a code and a
- * message, never a stack trace.
+ * detected before the call is sent. `watch` ended by Ctrl-C exits 0. Whatever happens, stderr
+ * gets one line with a code and a message, never a stack trace.
  */
 
 import {
@@ -24,6 +24,7 @@ import {
   parseClarityLiteral,
   type SimpleValue,
   splitContractId,
+  type WatchHandle,
 } from '../../client/src/index.js';
 import type { Network } from '../network.js';
 import { type ParsedArgs, parseArgs, UsageError } from './args.js';
@@ -37,6 +38,11 @@ export interface CliIo {
   readonly env: Record<string, string | undefined>;
   /** Starts the gateway in this process (`serve`); resolves once it listens. */
   readonly serve?: () => Promise<void>;
+  /**
+   * From this call on, Ctrl-C aborts the returned signal instead of ending the process, so
+   * that `watch` can end its stream and exit 0. Without it, `watch` runs until its stream ends.
+   */
+  readonly interrupts?: () => AbortSignal;
 }
 
 export { DEFAULT_URL } from './gateway-url.js';
@@ -104,6 +110,8 @@ async function runCommand(argv: readonly string[], io: CliIo): Promise<number> {
       return await serve(args, rest, io);
     case 'call':
       return await call(args, rest, io);
+    case 'watch':
+      return await watch(args, rest, io);
     case 'abi': {
       need(rest, 1, 'abi <addr.name>');
       splitId(rest[0]!);
@@ -204,9 +212,30 @@ function print<T>(
   return 0;
 }
 
-async function call(args: ParsedArgs, rest: readonly string[], io: CliIo): Promise<number> {
+/** A read-only call as `call` and `watch` take it: arguments read and checked against the ABI. */
+interface PreparedCall {
+  readonly gateway: ReturnType<typeof client>;
+  readonly contractId: string;
+  readonly functionName: string;
+  readonly functionArgs: SimpleValue[];
+}
+
+/**
+ * The call the command line names, or (`exit`) the status after the ABI's error answer was
+ * printed. Every literal is read before anything is sent, and checked against the ABI before
+ * the call itself.
+ */
+async function prepareCall(
+  command: 'call' | 'watch',
+  args: ParsedArgs,
+  rest: readonly string[],
+  io: CliIo,
+): Promise<PreparedCall | { readonly exit: number }> {
   if (rest.length < 2)
-    throw new InputError('USAGE_ERROR', 'expected: clarity-cache call <addr.name> <function> [args...]');
+    throw new InputError(
+      'USAGE_ERROR',
+      `expected: clarity-cache ${command} <addr.name> <function> [args...]`,
+    );
   const [contractId, functionName, ...texts] = rest as [string, string, ...string[]];
   splitId(contractId);
   // Every literal is read before anything is sent: a typo costs no request.
@@ -229,15 +258,81 @@ async function call(args: ParsedArgs, rest: readonly string[], io: CliIo): Promi
   const gateway = client(args, io);
   // The ABI (cached by the gateway) settles ambiguous literals and catches mistyped ones.
   const abiAnswer = await gateway.raw.abi(contractId);
-  if (!abiAnswer.envelope.success) return print(abiAnswer, args, io, (d) => d);
+  if (!abiAnswer.envelope.success) return { exit: print(abiAnswer, args, io, (d) => d) };
   const abi = expectAbi(abiAnswer.envelope.data, gateway.baseUrl);
-  const functionArgs = toArguments(abi, functionName, literals);
-  const response = await gateway.raw.readOnly(contractId, functionName, functionArgs, {
+  return { gateway, contractId, functionName, functionArgs: toArguments(abi, functionName, literals) };
+}
+
+/** --sender and --network as the fields of a read-only body. */
+function callOptions(args: ParsedArgs): { senderAddress?: string; network?: Network } {
+  return {
     ...(args.sender === undefined ? {} : { senderAddress: args.sender }),
     ...(args.network === undefined ? {} : { network: args.network as Network }),
+  };
+}
+
+async function call(args: ParsedArgs, rest: readonly string[], io: CliIo): Promise<number> {
+  const prepared = await prepareCall('call', args, rest, io);
+  if ('exit' in prepared) return prepared.exit;
+  const { gateway, contractId, functionName, functionArgs } = prepared;
+  const response = await gateway.raw.readOnly(contractId, functionName, functionArgs, {
+    ...callOptions(args),
     ...(args.fresh ? { cacheControl: { bustCache: true } } : {}),
   });
   return print(response, args, io, (d) => d);
+}
+
+/**
+ * `watch`: the call's value at the tip, then one line per block that changed it, until Ctrl-C
+ * (status 0). The client reconnects by itself; each wait is said on stderr. An error that ends
+ * the watch (the subscription deleted, a refusal) exits 1.
+ */
+async function watch(args: ParsedArgs, rest: readonly string[], io: CliIo): Promise<number> {
+  if (args.fresh) {
+    throw new InputError('USAGE_ERROR', '--fresh is for call: watch reads each block afresh anyway');
+  }
+  const prepared = await prepareCall('watch', args, rest, io);
+  if ('exit' in prepared) return prepared.exit;
+  const { gateway, contractId, functionName, functionArgs } = prepared;
+  const { address, name } = splitContractId(contractId);
+  const signal = io.interrupts?.();
+  let ended: ClarityCacheError | undefined;
+  let handle: WatchHandle;
+  try {
+    handle = await gateway.watch(
+      [{ contractAddress: address, contractName: name, functionName, functionArgs, ...callOptions(args) }],
+      {
+        ...(signal === undefined ? {} : { signal }),
+        onValues: (event) => {
+          if (args.raw) {
+            io.stdout(`${JSON.stringify(event)}\n`);
+            return;
+          }
+          const { tipHeight, indexBlockHash } = event;
+          for (const v of event.values) {
+            const outcome = 'error' in v ? { error: v.error } : { value: v.value };
+            io.stdout(`${JSON.stringify({ tipHeight, indexBlockHash, ...outcome })}\n`);
+          }
+        },
+        onError: (err) => {
+          ended = err;
+        },
+        onReconnect: ({ delayMs, cause }) => {
+          io.stderr(
+            `clarity-cache: ${cause.code}: ${cause.message}; reconnecting in ${(delayMs / 1000).toFixed(1)} s\n`,
+          );
+        },
+      },
+    );
+  } catch (err) {
+    // Ctrl-C before the subscription was answered: nothing to report.
+    if (signal?.aborted) return 0;
+    throw err;
+  }
+  await handle.done;
+  if (ended === undefined) return 0;
+  io.stderr(describeError(ended));
+  return 1;
 }
 
 function toArguments(abi: ContractAbi, functionName: string, literals: readonly Literal[]): SimpleValue[] {

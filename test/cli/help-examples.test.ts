@@ -1,7 +1,9 @@
 /**
  * Every line of `clarity-cache --help`'s Examples section, run as written against
  * `npm run demo` (scripts/demo.ts as a real process: the devnet's real Clarity VM and the
- * gateway): each exits 0 and prints JSON; `serve` starts a gateway that answers /health.
+ * gateway): each exits 0 and prints JSON; `serve` starts a gateway that answers /health;
+ * `watch` prints a JSON line, and Ctrl-C (SIGINT to its process group, as a terminal sends it)
+ * ends it with 0.
  * The demo runs on free ports here, so `localhost:3000` in a line (and the default URL, through
  * CLARITY_CACHE_URL) is replaced by where this demo listens; nothing else is changed.
  */
@@ -66,6 +68,7 @@ function runLine(
   line: string,
   env: Record<string, string>,
   onStdout?: (text: string, child: ChildProcess) => void,
+  detached = false,
 ) {
   const command = line
     .replaceAll('localhost:3000', gatewayUrl.replace('http://', ''))
@@ -74,6 +77,7 @@ function runLine(
     cwd: ROOT,
     env: { ...process.env, CLARITY_CACHE_URL: gatewayUrl, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
   });
   let stdout = '';
   let stderr = '';
@@ -99,11 +103,38 @@ describe('the examples of clarity-cache --help', () => {
     for (const line of EXAMPLES) expect(line).not.toMatch(/…|<[a-z.]+>|\.\.\.|\bSP\b/);
   });
 
-  it.each(EXAMPLES.filter((l) => !/ serve\b/.test(l)))('%s', async (line) => {
+  it.each(EXAMPLES.filter((l) => !/ (serve|watch)\b/.test(l)))('%s', async (line) => {
     const r = await runLine(line, {});
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(() => JSON.parse(r.stdout)).not.toThrow();
+  });
+
+  it.each(EXAMPLES.filter((l) => / watch\b/.test(l)))('%s: prints JSON lines until Ctrl-C', async (line) => {
+    let interrupted = false;
+    const r = await runLine(
+      line,
+      {},
+      (out, child) => {
+        if (!interrupted && out.includes('\n')) {
+          interrupted = true;
+          // The whole group, bash and the command line in it, as Ctrl-C in a terminal.
+          process.kill(-child.pid!, 'SIGINT');
+        }
+      },
+      true,
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    for (const text of lines) {
+      expect(JSON.parse(text)).toEqual({
+        tipHeight: expect.any(Number),
+        indexBlockHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        value: expect.anything(),
+      });
+    }
   });
 
   it.each(EXAMPLES.filter((l) => / serve\b/.test(l)))('%s: starts and answers /health', async (line) => {
