@@ -69,6 +69,11 @@ export class DevnetServer {
         else res.destroy();
       });
     });
+    // A read at an earlier block replays the chain synchronously, blocking this event loop for
+    // seconds. Node's 5 s keep-alive timer then fires the moment the loop is free and closes
+    // idle sockets that a client has just sent its next request on (ECONNRESET): a longer
+    // keep-alive outlasts any replay.
+    this.server.keepAliveTimeout = 30_000;
   }
 
   listen(port: number, host: string): Promise<number> {
