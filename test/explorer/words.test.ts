@@ -112,12 +112,19 @@ describe('watchStatus', () => {
       'Watching: read at block 7, unchanged at block 1,002',
     );
     expect(watchStatus({ kind: 'reconnecting' })).toBe('Watching: connection lost, reconnecting…');
-    expect(watchStatus({ kind: 'reset', reason: 'reorg' })).toBe(
-      'Watching: the gateway started the watch over (reorg), reading again…',
+    expect(watchStatus({ kind: 'reset', reason: 'not-canonical' })).toBe(
+      'Watching: started over (the last block seen left the chain), reading again…',
     );
-    expect(watchStatus({ kind: 'reset', reason: '' })).toBe(
-      'Watching: the gateway started the watch over, reading again…',
+    expect(watchStatus({ kind: 'reset', reason: 'unknown' })).toBe(
+      'Watching: started over (the gateway no longer knows the last block seen), reading again…',
     );
+    expect(watchStatus({ kind: 'reset', reason: 'forgotten' })).toBe(
+      'Watching: started over (the gateway had forgotten the watch), reading again…',
+    );
+    expect(watchStatus({ kind: 'reset', reason: 'something new' })).toBe(
+      'Watching: started over (something new), reading again…',
+    );
+    expect(watchStatus({ kind: 'reset', reason: '' })).toBe('Watching: started over, reading again…');
   });
 
   it('says why a watch ended', () => {

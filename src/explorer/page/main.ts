@@ -197,11 +197,14 @@ function showError(
     details?: Record<string, unknown>;
     id?: string;
     response?: ClientResponse<unknown>;
+    /** Whether it is a node's refusal, when no HTTP status says so (a watched read's error). */
+    refused?: boolean;
   } = {},
 ) {
   const { cause, ...otherDetails } = extra.details ?? {};
   // The node refused the call (okay:false, answered as 422): its cause is the reason.
-  const refusal = code === 'UPSTREAM_API_ERROR' && extra.status === 422 && typeof cause === 'string';
+  const refusal =
+    code === 'UPSTREAM_API_ERROR' && (extra.refused ?? extra.status === 422) && typeof cause === 'string';
   // Shown on its own below, readable: not repeated raw at the end of the message.
   const shown = refusal && cause !== '' ? message.replace(cause, '').replace(/[\s:]+$/, '') : message;
   const parts: Node[] = [
@@ -435,7 +438,11 @@ function stopWatching(state: WatchState): void {
 function showWatched(target: WatchTarget, event: ValuesEvent, outcome: ReadOutcome, first: boolean): void {
   if ('error' in outcome) {
     const { code, message, ...extra } = outcome.error;
-    showError(`${target.title}, watched`, code, message, extra);
+    // The stream sends only final errors: one with the node's cause is its okay:false answer.
+    showError(`${target.title}, watched`, code, message, {
+      ...extra,
+      refused: extra.details?.['retryable'] === false,
+    });
     return;
   }
   const rows: Array<[string, string]> = [['Tip height', String(event.tipHeight)]];

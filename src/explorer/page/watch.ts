@@ -29,7 +29,10 @@ export interface WatchedRead {
 export interface WatchHandlers {
   /** Every `values` event: the first has every read, later ones only the reads that changed. */
   values(event: ValuesEvent): void;
-  /** The gateway started the watch over; full values follow. */
+  /**
+   * The watch starts over and full values follow: the gateway's `reset` event (its reason), or the
+   * page's own recovery ('slow': the stream is opened again; 'forgotten': a new subscription).
+   */
   reset(reason: string): void;
   /** The connection dropped and EventSource is opening it again by itself. */
   reconnecting(): void;
@@ -60,6 +63,12 @@ function deleteSubscription(baseUrl: string, headers: Record<string, string>, id
  * Subscribe to `read` and follow its events. `baseUrl` is the gateway's (the page's directory);
  * `headers` go with the subscription's requests (the API key), never with the stream, which
  * EventSource opens without headers: its id is its credential.
+ *
+ * EventSource resumes a dropped stream by itself (with Last-Event-ID). Beyond that, a watch that
+ * was working recovers once from what ends a stream without ending the watch: a stream dropped
+ * because the page fell behind (SLOW_CONSUMER) is opened again, and a stream refused outright
+ * (a gateway restarted without its subscriptions) gets a new subscription. A NOT_FOUND event is
+ * a deletion, and ends the watch; so does anything that happens before a first value.
  */
 export function startWatch(
   baseUrl: string,
@@ -70,6 +79,8 @@ export function startWatch(
   let over = false;
   let id: string | undefined;
   let source: EventSource | undefined;
+  /** A values event came on the stream now open: the watch worked, and may recover once. */
+  let delivered = false;
 
   const end = (deleteIt: boolean) => {
     over = true;
@@ -83,38 +94,57 @@ export function startWatch(
   };
 
   const follow = (subscription: string) => {
+    source?.close();
+    delivered = false;
     // Built from the id beside the page, as every other request of the page is, rather than
     // from the answer's absolute `events` path: a gateway behind a path prefix keeps working.
     const es = new EventSource(subscriptionUrl(baseUrl, subscription, '/events'));
     source = es;
+    const live = () => !over && source === es;
     es.addEventListener('open', () => {
-      if (!over) handlers.open();
+      if (live()) handlers.open();
     });
     es.addEventListener('values', (event) => {
       const values = parseValues((event as MessageEvent<string>).data);
-      if (!over && values !== undefined) handlers.values(values);
+      if (!live() || values === undefined) return;
+      delivered = true;
+      handlers.values(values);
     });
     es.addEventListener('reset', (event) => {
-      if (!over) handlers.reset(field((event as MessageEvent<string>).data, 'reason'));
+      if (live()) handlers.reset(field((event as MessageEvent<string>).data, 'reason'));
     });
     es.addEventListener('error', (event) => {
-      if (over) return;
+      if (!live()) return;
       // An `error` event the gateway sent (it has data) ends the stream: EventSource must not
       // open it again. A failed connection is a plain Event, and EventSource retries it itself
       // unless the gateway refused the stream outright (readyState CLOSED).
       if (event instanceof MessageEvent && typeof event.data === 'string') {
+        es.close();
         const code = field(event.data, 'code') || 'ERROR';
-        fail({ code, message: streamEndWords(code) }, code !== 'NOT_FOUND');
+        if (code === 'SLOW_CONSUMER' && delivered) {
+          handlers.reset('slow');
+          follow(subscription);
+        } else {
+          fail({ code, message: streamEndWords(code) }, code !== 'NOT_FOUND');
+        }
       } else if (es.readyState === EventSource.CLOSED) {
-        fail({ code: 'NETWORK_ERROR', message: 'the gateway refused to open the watch’s event stream' });
+        if (delivered) {
+          handlers.reset('forgotten');
+          deleteSubscription(baseUrl, headers, subscription);
+          id = undefined;
+          void subscribe();
+        } else {
+          fail({ code: 'NETWORK_ERROR', message: 'the gateway refused to open the watch’s event stream' });
+        }
       } else {
         handlers.reconnecting();
       }
     });
   };
 
-  // Begun on the next microtask: the handlers never run before the caller has its Watch.
-  void Promise.resolve().then(async () => {
+  const subscribe = async () => {
+    source?.close();
+    source = undefined;
     let status = 0;
     let body: unknown;
     try {
@@ -145,14 +175,17 @@ export function startWatch(
       );
       return;
     }
-    id = subscription;
     // Turned off while the gateway was answering: the subscription it made is deleted at once.
     if (over) {
-      deleteSubscription(baseUrl, headers, id);
+      deleteSubscription(baseUrl, headers, subscription);
       return;
     }
+    id = subscription;
     follow(id);
-  });
+  };
+
+  // Begun on the next microtask: the handlers never run before the caller has its Watch.
+  void Promise.resolve().then(subscribe);
 
   return {
     stop() {

@@ -119,6 +119,17 @@ export type WatchState =
   | { readonly kind: 'stopped'; readonly why: 'changed' | 'replaced' }
   | { readonly kind: 'failed'; readonly code: string };
 
+/**
+ * Why a watch started over: the gateway's `reset` reasons (it no longer knows the block the page
+ * last saw, or that block left the chain), and the page's own recoveries.
+ */
+const RESET_WORDS: Readonly<Record<string, string>> = {
+  unknown: 'the gateway no longer knows the last block seen',
+  'not-canonical': 'the last block seen left the chain',
+  slow: 'this page fell behind its updates',
+  forgotten: 'the gateway had forgotten the watch',
+};
+
 /** The line beside the Watch button: "Watching: read at block 1,234". */
 export function watchStatus(state: WatchState): string {
   switch (state.kind) {
@@ -132,10 +143,12 @@ export function watchStatus(state: WatchState): string {
         : `Watching: read at block ${blockNumber(state.readAt)}, unchanged at block ${blockNumber(state.unchangedAt)}`;
     case 'reconnecting':
       return 'Watching: connection lost, reconnecting…';
-    case 'reset':
-      return state.reason === ''
-        ? 'Watching: the gateway started the watch over, reading again…'
-        : `Watching: the gateway started the watch over (${state.reason}), reading again…`;
+    case 'reset': {
+      const why = RESET_WORDS[state.reason] ?? state.reason;
+      return why === ''
+        ? 'Watching: started over, reading again…'
+        : `Watching: started over (${why}), reading again…`;
+    }
     case 'stopped':
       return state.why === 'changed'
         ? 'Stopped watching: the call changed. Press Watch to watch it as it is now.'
