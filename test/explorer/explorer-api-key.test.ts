@@ -1,7 +1,8 @@
 /**
  * The explorer on a gateway that requires API keys, in real Chromium: the page itself stays open,
  * a call without a key is refused (UNAUTHORIZED, shown), and with the key in the field labelled
- * "API key" the same call is answered.
+ * "API key" the same call is answered. The Watch toggle sends the key as calls do: refused without
+ * it, subscribed with it, and the subscription (the key's own) deleted with it.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -52,5 +53,34 @@ describe('the explorer with API keys required', () => {
     await ui.load(`${MAINNET_ADDR}.demo`, 'get-info');
     const answer = await ui.call('get-info');
     expect(answer.value).toEqual({ n: '3' });
+  });
+
+  it('sends the key with the Watch toggle’s subscription and its deletion', async () => {
+    const page = browser.page;
+    const ui = explorer(page);
+    await page.goto(`${gw.url}/explorer`);
+    await page.getByLabel('API key', { exact: true }).fill(KEY);
+    await ui.load(`${MAINNET_ADDR}.demo`, 'get-info');
+    const watch = ui.fn('get-info').getByRole('button', { name: 'Watch', exact: true });
+
+    // Without the key: refused, shown as a refused call is, and the toggle off.
+    await page.getByLabel('API key', { exact: true }).fill('');
+    await watch.click();
+    expect((await ui.answer()).error).toContain('UNAUTHORIZED');
+    expect(await watch.getAttribute('aria-pressed')).toBe('false');
+
+    await page.getByLabel('API key', { exact: true }).fill(KEY);
+    const post = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/subscriptions'));
+    await watch.click();
+    expect((await post).headers()['x-api-key']).toBe(KEY);
+    const answer = await ui.answer();
+    expect(answer.value).toEqual({ n: '3' });
+    expect(await watch.getAttribute('aria-pressed')).toBe('true');
+
+    const deletion = page.waitForResponse((r) => r.request().method() === 'DELETE');
+    await watch.click();
+    const deleted = await deletion;
+    expect(deleted.request().headers()['x-api-key']).toBe(KEY);
+    expect(deleted.status()).toBe(200);
   });
 });
