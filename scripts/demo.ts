@@ -194,6 +194,18 @@ async function printGuide(devnet: Devnet): Promise<void> {
     }),
     `curl -s ${gatewayUrl}/v2/contracts/interface/${D}/demo-token`,
     '',
+    '# 9. Watch a read: its value at once, then a new one in each block that changes it (README "Watch a read")',
+    "#    Subscribe (the answer's id is the stream's credential) ...",
+    `ID=$(curl -s -X POST ${gatewayUrl}/subscriptions -H 'Content-Type: application/json' -d '${JSON.stringify(
+      {
+        reads: [{ contractAddress: `${D}.demo-token`, functionName: 'get-balance', ...balanceOfW3 }],
+      },
+    )}' | sed -E 's/.*"id":"([^"]+)".*/\\1/')`,
+    '#    ... open its stream in one terminal (Ctrl-C ends it) ...',
+    `curl -si -N ${gatewayUrl}/subscriptions/$ID/events`,
+    '#    ... and in another, run the transfer of step 4 again: the stream shows the new balance at once',
+    `curl -s -X POST ${devnet.url}/devnet/call-public -H 'Content-Type: application/json' -d '${JSON.stringify(transfer)}'`,
+    '',
     'Ctrl-C stops the gateway and the devnet.',
     '',
   ];

@@ -13,6 +13,14 @@
  *   node route (`/v2/...`, `/v3/...`) answers in the node's shape, not the envelope: exit
  *   status 0 of `curl -f` (an HTTP error fails) and a JSON body.
  * - `npx clarity-cache ...`: exit status 0.
+ * - A stream (`curl -N` of an event stream, `npx clarity-cache watch`): it runs until it has
+ *   shown a first value; when the next command of its block is a `POST /devnet/call-public`
+ *   (the README's "in another terminal" step), that runs too and the stream must then show a
+ *   second value, the change. Then it is ended as a reader would end it (Ctrl-C: SIGINT to
+ *   its process group).
+ * - A ```ts block right after a `<!-- run by the README check -->` line: run with tsx (the
+ *   package's `clarity-cache/client` resolved to the client's source, the one other address
+ *   replaced), exit status 0 and some output.
  *
  * Commands that cannot run in a test are listed in SKIPPED_BY_DESIGN with the reason; any
  * other command this script does not know fails the check, so a new README command is never
@@ -23,7 +31,8 @@
  * localhost:20443, the demo's; ADMIN_TOKEN in the environment when the gateway has one). test/integration/process/demo.test.ts runs it against the demo.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
@@ -228,7 +237,16 @@ export async function checkReadme(
   const devnetHost = new URL(options.devnetUrl ?? 'http://localhost:20443').host;
   const entryPoints = builtEntryPoints();
   const results: CheckResult[] = [];
-  for (const command of shellBlocks(markdown).flatMap(commandsOf)) {
+  const adapt = (command: ReadmeCommand): string =>
+    [...command.prelude, command.text.trim()]
+      .join('\n')
+      .replaceAll('localhost:3000', host)
+      .replaceAll('localhost:20443', devnetHost);
+  const env = { ...options.env, CLARITY_CACHE_URL: gatewayUrl };
+  const consumed = new Set<ReadmeCommand>();
+  const blocks = shellBlocks(markdown).map(commandsOf);
+  for (const command of blocks.flat()) {
+    if (consumed.has(command)) continue;
     const text = command.text.trim();
     const skip = SKIPPED_BY_DESIGN.find((s) => s.pattern.test(text));
     if (skip !== undefined) {
@@ -246,6 +264,20 @@ export async function checkReadme(
       );
       continue;
     }
+    if (isStream(text)) {
+      const block = blocks.find((b) => b.includes(command))!;
+      const next = block[block.indexOf(command) + 1];
+      const trigger = next !== undefined && TRIGGER.test(next.text) ? next : undefined;
+      if (trigger !== undefined) consumed.add(trigger);
+      const verdict = await runStream(
+        adapt(command),
+        trigger === undefined ? undefined : adapt(trigger),
+        env,
+      );
+      results.push({ command, ...verdict });
+      if (trigger !== undefined) results.push({ command: trigger, ...verdict });
+      continue;
+    }
     const kind = /^curl\b/.test(text) ? 'curl' : /^npx clarity-cache\b/.test(text) ? 'cli' : undefined;
     if (kind === undefined) {
       results.push({
@@ -255,14 +287,120 @@ export async function checkReadme(
       });
       continue;
     }
-    const adapted = [...command.prelude, text]
-      .join('\n')
-      .replaceAll('localhost:3000', host)
-      .replaceAll('localhost:20443', devnetHost);
-    const run = await sh(adapted, { ...options.env, CLARITY_CACHE_URL: gatewayUrl });
+    const run = await sh(adapt(command), env);
     results.push({ command, ...verdict(kind, command, run) });
   }
+  for (const block of clientBlocks(markdown)) {
+    const command: ReadmeCommand = { line: block.line, text: block.lines.join('\n'), prelude: [] };
+    const source = command.text
+      .replaceAll('localhost:3000', host)
+      .replaceAll("from 'clarity-cache/client'", `from '${path.join(ROOT, 'client/src/index.ts')}'`);
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'readme-')), 'example.mts');
+    writeFileSync(file, source);
+    const run = await sh(`node --import tsx ${file}`, env);
+    results.push({
+      command,
+      ...(run.code === 0 && run.stdout.trim() !== ''
+        ? { status: 'passed' as const }
+        : {
+            status: 'failed' as const,
+            reason: `exit status ${run.code}: ${(run.stderr || run.stdout).slice(0, 500)}`,
+          }),
+    });
+  }
   return results;
+}
+
+/** The marker of a ```ts block the check runs. */
+const RUN_MARKER = '<!-- run by the README check -->';
+
+/** The ```ts blocks right after RUN_MARKER. */
+export function clientBlocks(markdown: string): { line: number; lines: string[] }[] {
+  const lines = markdown.split('\n');
+  const blocks: { line: number; lines: string[] }[] = [];
+  lines.forEach((text, i) => {
+    if (text.trim() !== RUN_MARKER || !/^```ts\s*$/.test(lines[i + 1] ?? '')) return;
+    const end = lines.findIndex((l, j) => j > i + 1 && /^```\s*$/.test(l));
+    blocks.push({ line: i + 3, lines: lines.slice(i + 2, end) });
+  });
+  return blocks;
+}
+
+/** A command that streams until it is stopped. */
+function isStream(text: string): boolean {
+  return /^curl\b[^\n]*\s-N\b/.test(text) || /^npx clarity-cache watch\b/.test(text);
+}
+
+/** A devnet call that makes a block: what a README stream waits to see the effect of. */
+const TRIGGER = /^curl\b[^\n]*localhost:20443\/devnet\/call-public/;
+
+/** How long a stream may take to show each value. */
+const STREAM_WAIT_MS = 30_000;
+
+/**
+ * Runs a stream until it has shown a first value and, after `trigger`, a second one; then ends
+ * it with SIGINT, as Ctrl-C would. A value is a `event: values` line of an event stream, or a
+ * JSON line of `clarity-cache watch`.
+ */
+export async function runStream(
+  script: string,
+  trigger: string | undefined,
+  env: Record<string, string>,
+): Promise<{ status: 'passed' } | { status: 'failed'; reason: string }> {
+  const child = spawn('sh', ['-c', script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let stdout = '';
+  let stderr = '';
+  const seen = (): number =>
+    stdout.split('\n').filter((l) => l.startsWith('event: values') || /^\{.*\}$/.test(l.trim())).length;
+  const waiters: (() => void)[] = [];
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+    for (const w of waiters.splice(0)) w();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  let ended = false;
+  void exited.then(() => {
+    ended = true;
+    for (const w of waiters.splice(0)) w();
+  });
+  const until = (n: number): Promise<boolean> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), STREAM_WAIT_MS);
+      const look = (): void => {
+        if (seen() >= n || ended) {
+          clearTimeout(timer);
+          resolve(seen() >= n);
+        } else waiters.push(look);
+      };
+      look();
+    });
+  const stop = async (): Promise<number | null> => {
+    if (!ended) process.kill(-child.pid!, 'SIGINT');
+    return exited;
+  };
+  const fail = async (reason: string) => {
+    await stop();
+    return { status: 'failed' as const, reason: `${reason}: ${(stdout + stderr).slice(0, 500)}` };
+  };
+  if (!(await until(1))) return fail('no value within 30 s');
+  if (trigger !== undefined) {
+    const run = await sh(trigger, env);
+    if (run.code !== 0 || !/"committed":\s*true/.test(run.stdout))
+      return fail(`the devnet call failed (${run.code}): ${run.stdout.slice(0, 300)}`);
+    if (!(await until(2))) return fail('no second value (the change) within 30 s after the call');
+  }
+  // Ended as Ctrl-C ends it: every process of the group gets SIGINT, and the shell and npx die
+  // of it whatever the watch's own status (test/cli checks that it exits 0 on SIGINT).
+  await stop();
+  return { status: 'passed' };
 }
 
 /** A curl of one of the node's own routes (answered in the node's shape). */

@@ -9,7 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkReadme } from '../../../scripts/readme-check.js';
+import { checkReadme, runStream } from '../../../scripts/readme-check.js';
 
 import { freePort } from '../../support/process.js';
 
@@ -201,7 +201,10 @@ describe('the demo and the README against it', () => {
     const lines = demo.output().split('\n');
     // The outage step stops the devnet's node for 30 s, for a person to watch stale-if-error:
     // left out here, so every other command finds the node up.
-    const commands = lines.filter((l) => l.startsWith('curl ') && !l.includes('/devnet/outage'));
+    // The watch step's stream runs until stopped: the next test runs it as a reader would.
+    const commands = lines.filter(
+      (l) => l.startsWith('curl ') && !l.includes('/devnet/outage') && !l.includes(' -N '),
+    );
     expect(commands.length).toBeGreaterThan(15);
     for (const command of commands) {
       const run = await sh(command);
@@ -222,6 +225,17 @@ describe('the demo and the README against it', () => {
         expect(head, command).toMatch(/^cache-status: clarity-cache; /im);
       }
     }
+  });
+
+  it('the watch step: the printed stream shows the balance now, then its change after the printed transfer', async () => {
+    const lines = demo.output().split('\n');
+    const at = lines.findIndex((l) => l.startsWith('curl ') && l.includes(' -N '));
+    expect(at).toBeGreaterThan(0);
+    const subscribe = lines.slice(0, at).findLast((l) => l.startsWith('ID=$(curl '));
+    const transfer = lines.slice(at + 1).find((l) => l.includes('/devnet/call-public'));
+    expect(subscribe).toBeDefined();
+    expect(transfer).toBeDefined();
+    expect(await runStream(`${subscribe}\n${lines[at]}`, transfer, {})).toEqual({ status: 'passed' });
   });
 
   it('fails the README check on a wrong expected output, a missing build file or an unknown command', async () => {
