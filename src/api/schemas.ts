@@ -257,7 +257,9 @@ export function subscriptionBody(maxReads: number) {
 }
 
 export const SubscriptionData = Type.Object({
-  id: Type.String({ description: 'the subscription id: at least 128 random bits, the event stream’s credential' }),
+  id: Type.String({
+    description: 'the subscription id: at least 128 random bits, the event stream’s credential',
+  }),
   events: Type.String({ description: 'the path of its event stream' }),
   reads: Type.Array(
     Type.Object({

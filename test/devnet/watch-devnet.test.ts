@@ -3,7 +3,7 @@
  * real Clarity VM) and is its event observer; subscribers hold streams over real HTTP.
  */
 import { readFile } from 'node:fs/promises';
-import { Cl, cvToHex } from '@stacks/transactions';
+import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
