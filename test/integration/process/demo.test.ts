@@ -231,7 +231,10 @@ describe('the demo and the README against it', () => {
     const lines = demo.output().split('\n');
     const at = lines.findIndex((l) => l.startsWith('curl ') && l.includes(' -N '));
     expect(at).toBeGreaterThan(0);
-    const subscribe = lines.slice(0, at).findLast((l) => l.startsWith('ID=$(curl '));
+    const subscribe = lines
+      .slice(0, at)
+      .reverse()
+      .find((l) => l.startsWith('ID=$(curl '));
     const transfer = lines.slice(at + 1).find((l) => l.includes('/devnet/call-public'));
     expect(subscribe).toBeDefined();
     expect(transfer).toBeDefined();
