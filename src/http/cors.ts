@@ -14,14 +14,16 @@ import { admissionOf } from './admission/hook.js';
 import { EXPOSED_ANSWER_HEADERS } from './reply.js';
 import type { RouteMethods } from './route-table.js';
 
-const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
+/** DELETE: a page ends the watched-read subscription it made (docs/watch.md). */
+const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 /**
  * The request headers browsers may send, each by name (a `*` never covers `authorization`):
  * those node clients such as stacks.js send (its `x-hiro-product` and `x-hiro-version`), and
- * an API key in `x-api-key` or `authorization` (docs/access-control.md).
+ * an API key in `x-api-key` or `authorization` (docs/access-control.md), and `last-event-id`,
+ * which a fetch-based client sends to resume a watched read's stream (docs/watch.md).
  */
 export const CORS_ALLOW_HEADERS =
-  'content-type, authorization, x-api-key, x-hiro-product, x-hiro-version, accept';
+  'content-type, authorization, x-api-key, x-hiro-product, x-hiro-version, accept, last-event-id';
 const CORS_EXPOSE_HEADERS = EXPOSED_ANSWER_HEADERS;
 /** How long a browser may reuse a preflight answer (seconds). */
 const PREFLIGHT_MAX_AGE = '600';

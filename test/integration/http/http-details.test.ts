@@ -276,10 +276,29 @@ describe('CORS', () => {
     );
     expect(res.status).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('*');
-    expect(res.headers['access-control-allow-methods']).toBe('GET, POST, OPTIONS');
+    expect(res.headers['access-control-allow-methods']).toBe('GET, POST, DELETE, OPTIONS');
     expect(res.headers['access-control-allow-headers']).toBe(
-      'content-type, authorization, x-api-key, x-hiro-product, x-hiro-version, accept',
+      'content-type, authorization, x-api-key, x-hiro-product, x-hiro-version, accept, last-event-id',
     );
+    // A page ends its watched-read subscription with DELETE, and resumes its stream with Last-Event-ID.
+    const del = await rawExchange(
+      gw.url,
+      httpRequest('OPTIONS', '/subscriptions/abcdefabcdefabcdefabcdef', {
+        Origin: origin,
+        'Access-Control-Request-Method': 'DELETE',
+      }),
+    );
+    expect(del.status).toBe(204);
+    expect(del.headers['access-control-allow-methods']).toContain('DELETE');
+    const events = await rawExchange(
+      gw.url,
+      httpRequest('OPTIONS', '/subscriptions/abcdefabcdefabcdefabcdef/events', {
+        Origin: origin,
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'last-event-id',
+      }),
+    );
+    expect(events.status).toBe(204);
     // addr.name and trailing-slash forms are the same route.
     const dotted = await rawExchange(
       gw.url,
