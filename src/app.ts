@@ -147,7 +147,13 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     scaleOut,
   });
   const observer = observed?.observer;
-  const watch = createWatch(config, services.readOnly, tracker, { observed, scaleOut, metrics, log });
+  const watch = createWatch(config, services, tracker, {
+    observed,
+    scaleOut,
+    contractSource: deps.contractSource,
+    metrics,
+    log,
+  });
   await registerApiRoutes(app, config, front.endpoints, services, {
     watch,
     maxUnsentBytes: config.watchMaxUnsentBytes,

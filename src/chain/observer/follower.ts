@@ -23,6 +23,9 @@ export interface FollowedBlock {
 /** A block as applied: the ledger can now answer proofs up to it. */
 export interface AppliedBlock extends FollowedBlock {
   readonly parentIndexBlockHash: string;
+  /** What the block touched and deployed, as the ledger recorded it. */
+  readonly touched: Touched;
+  readonly deployed: readonly string[];
 }
 
 export interface ChainFollowerHooks {
@@ -213,6 +216,8 @@ export class ChainFollower {
       indexBlockHash: summary.block.indexBlockHash,
       parentIndexBlockHash: summary.block.parentIndexBlockHash,
       receivedAt,
+      touched: effects.touched,
+      deployed: effects.deployed,
     });
   }
 

@@ -82,7 +82,10 @@ export async function startEventObserver(options: EventObserverOptions): Promise
       metrics.invalidated(network, touched.all ? 'all' : touched.contracts.size);
       if (outcome === 'restarted')
         log.info({ network }, 'event observer: block did not follow the last one (gap or reorg)');
-      if (outcome !== 'duplicate') for (const listener of blockListeners) listener(block);
+      if (outcome !== 'duplicate') {
+        options.tipChannel?.publishApplied({ network, ...block });
+        for (const listener of blockListeners) listener(block);
+      }
     },
     onDuplicate: () => metrics.block(network, 'duplicate'),
     onDeployed: (id) => options.onDeployed?.(id),

@@ -117,6 +117,19 @@ export class DependencyAnalyzer {
   }
 
   /**
+   * A contract was deployed whose source is not at hand (another instance's observer saw the
+   * deploy): what is known of it is dropped, and answers that depended on it no longer hold.
+   */
+  forget(contractId: string): void {
+    this.#version++;
+    this.#learned.push(contractId);
+    if (this.#learned.length > LEARNED_REMEMBERED)
+      this.#learned.splice(0, this.#learned.length - LEARNED_REMEMBERED);
+    this.#answers.clear();
+    this.#analyses.delete(contractId);
+  }
+
+  /**
    * What function `functionName` of `contractId` depends on. A function the contract does not
    * define, or a contract that cannot be fetched or read, counts as a call not nameable
    * statically (volatile): nothing can be proven about it.

@@ -4,10 +4,10 @@
  * block that can have changed it, and every stream is then sent the reads whose answer differs
  * from the last one it was sent.
  *
- * - Which blocks: with the event observer (its network), every block it applies; an evaluation
- *   is skipped when the observer's ledger proves the block touched nothing the read depends on.
- *   Without it, each new tip learned (another instance's observer, a /v2/info), polled every
- *   CHAIN_TIP_MAX_AGE_MS while a stream is open; every read is evaluated at each.
+ * - Which blocks: with an event observer (this instance's, or another instance's followed through
+ *   Redis), every block it applies; an evaluation is skipped when the ledger proves the block
+ *   touched nothing the read depends on. Without one, each new tip learned from a /v2/info,
+ *   polled every CHAIN_TIP_MAX_AGE_MS while a stream is open; every read is evaluated at each.
  * - What an evaluation is: the read pinned to the block, through the cache, the upstream budget
  *   and the coalescing of identical loads across the fleet (a pinned answer never changes, so
  *   the other instances find it cached).
@@ -54,8 +54,14 @@ export interface WatchHubOptions {
   unchanged?(network: Network, read: WatchedRead, since: ReadAt, block: WatchBlock): boolean;
   /** The current block when none is held (one shared GET /v2/info). */
   currentBlock(network: Network): Promise<WatchBlock>;
-  /** The network whose blocks the event observer applies, if any. */
-  readonly observed: Network | undefined;
+  /**
+   * Whether a network's blocks come from an event observer (this instance's, or another's
+   * through Redis) with proofs of what they left unchanged: its blocks are taken from there
+   * only, and it is not polled.
+   */
+  observed(network: Network): boolean;
+  /** A read is watched for the first time: what it depends on can be worked out before the next block. */
+  watched?(network: Network, read: WatchedRead): void;
   /** CHAIN_TIP_MAX_AGE_MS: the polling period without the observer, and the age a held block may have. */
   readonly maxAgeMs: number;
   readonly metrics?: WatchMetricsPort | undefined;
@@ -135,7 +141,7 @@ export class WatchHub {
    */
   block(network: Network, block: WatchBlock, fromObserver: boolean): void {
     if (this.#closed) return;
-    if (network === this.#o.observed && !fromObserver) return;
+    if (!fromObserver && this.#o.observed(network)) return;
     const w = this.#watch(network);
     const newest = w.pending ?? w.latest;
     if (newest !== undefined) {
@@ -204,6 +210,7 @@ export class WatchHub {
     if (state === undefined) {
       state = { read, refs: 0, at: undefined, outcome: undefined, readAt: undefined };
       w.reads.set(read.key, state);
+      this.#o.watched?.(w.network, read);
     }
     state.refs++;
     return state;
@@ -289,7 +296,7 @@ export class WatchHub {
   /** The current block for a connecting stream: the one held when recent enough, else asked. */
   async #current(w: NetworkWatch): Promise<WatchBlock | undefined> {
     const held = w.latest;
-    const observed = w.network === this.#o.observed;
+    const observed = this.#o.observed(w.network);
     if (held !== undefined && (observed || this.#now() - held.receivedAt <= this.#o.maxAgeMs)) return held;
     try {
       const block = await this.#o.currentBlock(w.network);
@@ -399,7 +406,7 @@ export class WatchHub {
     for (const w of this.#networks.values()) {
       if (w.streams.size === 0) continue;
       open = true;
-      if (w.network === this.#o.observed) continue;
+      if (this.#o.observed(w.network)) continue;
       this.#o.currentBlock(w.network).then(
         (block) => this.block(w.network, block, false),
         () => {

@@ -117,7 +117,7 @@ function hubOf(
   const hub = new WatchHub({
     evaluate: chain.evaluate,
     currentBlock: async () => current,
-    observed: opts.observed,
+    observed: (network: Network) => network === opts.observed,
     maxAgeMs: 60_000,
     ...(opts.unchanged === undefined
       ? {}
