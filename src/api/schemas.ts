@@ -269,4 +269,11 @@ export const SubscriptionData = Type.Object({
   ),
 });
 
-export const SubscriptionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+export const SubscriptionParams = Type.Object({
+  id: Type.String({
+    minLength: 1,
+    maxLength: 128,
+    description: 'the id POST /subscriptions answered',
+    examples: ['pV3n0Qm9c2Wk7rT1yH5sXe4L'],
+  }),
+});

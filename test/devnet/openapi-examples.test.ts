@@ -93,10 +93,36 @@ describe('the OpenAPI examples', () => {
     expect(operations.length).toBeGreaterThan(10);
     const withInput = operations.filter((o) => o.op.parameters?.length || o.op.requestBody !== undefined);
     expect(withInput.length).toBeGreaterThanOrEqual(8);
-    for (const { path, method, op } of operations) {
-      const { url, init } = tryItOut(path, method, op);
-      const res = await fetch(url, init);
+    // A subscription's id is made by POST /subscriptions: its other routes take the one just
+    // made (as a person trying them out would paste it), and DELETE comes last.
+    let subscription: string | undefined;
+    const ordered = [...operations].sort(
+      (x, y) => Number(x.method === 'delete') - Number(y.method === 'delete'),
+    );
+    for (const { path, method, op } of ordered) {
+      const tried = tryItOut(path, method, op);
+      const url =
+        subscription !== undefined && path.startsWith('/subscriptions/{id}')
+          ? tried.url.replace(/\/subscriptions\/[^/]+/, `/subscriptions/${subscription}`)
+          : tried.url;
+      const stream = new AbortController();
+      const res = await fetch(url, { ...tried.init, signal: stream.signal });
+      if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+        // An event stream never ends: its first event is enough.
+        const reader = res.body!.getReader();
+        let seen = '';
+        while (!seen.includes('event: values')) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          seen += new TextDecoder().decode(value);
+        }
+        stream.abort();
+        expect(seen, `${method.toUpperCase()} ${path}`).toContain('event: values');
+        continue;
+      }
       const text = await res.text();
+      if (path === '/subscriptions' && method === 'post' && res.status === 201)
+        subscription = (JSON.parse(text) as { data: { id: string } }).data.id;
       const what = `${method.toUpperCase()} ${path} -> ${res.status} ${text.slice(0, 300)}`;
       // A node route's example reaches the node: routes about transactions name one the local
       // chain need not know (its 404), or one it cannot accept (its 400), passed through as the
