@@ -26,6 +26,15 @@
  * naming no such block is 404 `Chain tip not found`, as a node answers; any other `tip` is
  * passed to the handler as is (and `height` is the tip's).
  *
+ * Reorgs: `fork(fromHeight, branch)` replaces the chain from `fromHeight` on with another
+ * branch (other block hashes at those heights, as a real fork has: `block(h)` then names the
+ * new branch's block) and moves the tip to its first block; `mine()` extends it. Handlers see
+ * `branch` ('' for the original chain) beside `height`, so per-block state may differ between
+ * forks. Blocks of an abandoned branch keep answering pinned reads, as a real node does: it
+ * keeps every block it processed in its fork-aware chainstate (the MARF) and answers
+ * `?tip=` for any of them, canonical or not; only a block it never processed (one above the
+ * tip, or a branch's block past where that branch had reached) is 404 `Chain tip not found`.
+ *
  * Faults are rules consulted in the order they were added; the first rule that matches the
  * request's endpoint (`kind`, default: any) and still has uses left (`times`, default:
  * permanent) applies, and its count goes down. So `status5xx(503, {times: 2})` followed by
@@ -47,10 +56,11 @@
  * parsed body, the id of the TCP connection that carried it) when its body has been read,
  * before any fault applies. Waiting is event-based: `waitForRequests(n)`, never sleeps.
  */
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { type BlockIdentity, blockIdentity } from '../../src/devnet/blocks.js';
+import { type BlockIdentity, blockIdentity, consensusHashOf } from '../../src/devnet/blocks.js';
 
 export type FakeEndpoint = 'call-read' | 'interface' | 'info' | 'other';
 
@@ -100,6 +110,8 @@ export interface ReadOnlyCall {
   tip: string | undefined;
   /** The height of the block the call is answered at: the pinned block, else the tip. */
   height: number;
+  /** The branch that block is on: '' for the original chain, else the name given to `fork()`. */
+  branch: string;
   request: FakeRequest;
 }
 
@@ -152,8 +164,20 @@ export interface FakeNode {
   readonly tipHeight: number;
   /** Advance the tip by `blocks` (default 1); returns the new tip block. */
   mine(blocks?: number): BlockIdentity;
-  /** The block at `height` (hashes as the devnet derives them; burn height = height + 800000). */
-  block(height: number): BlockIdentity;
+  /**
+   * The block at `height` on the chain now (hashes as the devnet derives them on the original
+   * chain; burn height = height + 800000), or on `branch` when given ('' = the original chain).
+   */
+  block(height: number, branch?: string): BlockIdentity;
+  /**
+   * A reorg: from `fromHeight` on, the chain is the branch `branch` (a non-empty name never used
+   * before: other hashes at every height from there); the tip moves to its block at
+   * `fromHeight`, which is returned. The blocks replaced keep answering pinned reads (a node
+   * keeps the blocks it processed).
+   */
+  fork(fromHeight: number, branch: string): BlockIdentity;
+  /** The branch the chain now has at `height` ('' = the original chain). */
+  branchAt(height: number): string;
   /** Send X-Canonical-Stacks-Tip-Height on 200 answers (default true). */
   tipHeader(send: boolean): void;
 
@@ -315,25 +339,71 @@ class FakeStacksNode implements FakeNode {
     return this.block(this.tip);
   }
 
-  block(height: number): BlockIdentity {
-    return blockIdentity(height, height + 800_000);
+  block(height: number, branch = this.branchAt(height)): BlockIdentity {
+    if (branch === '') return blockIdentity(height, height + 800_000);
+    // Another block at the same height: its own header hash, under the same burn block.
+    const blockHash = createHash('sha256').update(`fake-node/fork/${branch}/${height}`).digest();
+    const consensusHash = consensusHashOf(height + 800_000);
+    return {
+      height,
+      burnBlockHeight: height + 800_000,
+      blockHash: blockHash.toString('hex'),
+      consensusHash: consensusHash.toString('hex'),
+      indexBlockHash: createHash('sha512-256').update(blockHash).update(consensusHash).digest('hex'),
+    };
+  }
+
+  /** The chain's branches: from `from` on, `branch` (the last that starts at or below a height). */
+  private segments: { from: number; branch: string }[] = [];
+  private readonly branchesUsed = new Set<string>();
+
+  branchAt(height: number): string {
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      if (this.segments[i]!.from <= height) return this.segments[i]!.branch;
+    }
+    return '';
+  }
+
+  fork(fromHeight: number, branch: string): BlockIdentity {
+    if (branch === '' || this.branchesUsed.has(branch))
+      throw new Error(`fake node: branch "${branch}" is taken`);
+    if (fromHeight < 1) throw new Error('fake node: a fork starts above the genesis block');
+    // Everything processed so far stays known, the blocks about to be abandoned included.
+    this.indexToTip();
+    this.branchesUsed.add(branch);
+    this.segments = this.segments.filter((s) => s.from < fromHeight);
+    this.segments.push({ from: fromHeight, branch });
+    this.indexedUpTo = Math.min(this.indexedUpTo, fromHeight - 1);
+    this.tip = fromHeight;
+    return this.block(fromHeight);
   }
 
   tipHeader(send: boolean): void {
     this.sendTipHeader = send;
   }
 
-  /** Heights by index block hash, for every height up to `indexedUpTo`. */
-  private readonly heights = new Map<string, number>();
+  /** Blocks by index block hash: every height of the chain up to `indexedUpTo`, and every abandoned one. */
+  private readonly heights = new Map<string, { height: number; branch: string }>();
   private indexedUpTo = -1;
 
-  /** The height of the block whose index block hash is `hash`, if it is at or below the tip. */
-  private heightOf(hash: string): number | undefined {
+  private indexToTip(): void {
     for (; this.indexedUpTo < this.tip; this.indexedUpTo++) {
-      this.heights.set(this.block(this.indexedUpTo + 1).indexBlockHash, this.indexedUpTo + 1);
+      const height = this.indexedUpTo + 1;
+      const branch = this.branchAt(height);
+      this.heights.set(this.block(height, branch).indexBlockHash, { height, branch });
     }
-    const height = this.heights.get(hash.replace(/^0x/, '').toLowerCase());
-    return height !== undefined && height <= this.tip ? height : undefined;
+  }
+
+  /**
+   * The block whose index block hash is `hash`, if the node processed it: on the chain now at or
+   * below the tip, or on a branch a fork abandoned.
+   */
+  private blockOf(hash: string): { height: number; branch: string } | undefined {
+    this.indexToTip();
+    const found = this.heights.get(hash.replace(/^0x/, '').toLowerCase());
+    if (found === undefined) return undefined;
+    const abandoned = this.branchAt(found.height) !== found.branch;
+    return abandoned || found.height <= this.tip ? found : undefined;
   }
 
   // --- faults ---
@@ -645,13 +715,14 @@ class FakeStacksNode implements FakeNode {
         }
         const tip = record.query['tip'];
         let height = this.tip;
+        let branch = this.branchAt(height);
         if (tip !== undefined && /^(?:0x)?[0-9a-fA-F]{64}$/.test(tip)) {
-          const pinned = this.heightOf(tip);
+          const pinned = this.blockOf(tip);
           if (pinned === undefined) {
             send(res, 404, 'Chain tip not found', { 'content-type': 'text/plain' });
             return;
           }
-          height = pinned;
+          ({ height, branch } = pinned);
         }
         const entry = this.readOnly.get(`${contractId}::${route.functionName}`);
         if (entry === undefined) {
@@ -672,6 +743,7 @@ class FakeStacksNode implements FakeNode {
                 arguments: args,
                 tip,
                 height,
+                branch,
                 request: record,
               })
             : entry;

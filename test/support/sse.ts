@@ -16,6 +16,8 @@ export interface SseEvent {
 export interface SseConnection {
   readonly status: number;
   readonly headers: http.IncomingHttpHeaders;
+  /** The local port of the connection (the server sees it as the remote port). */
+  readonly localPort: number | undefined;
   /** The body's text, when the answer is not a stream (an error envelope). */
   readonly text: Promise<string>;
   readonly events: SseEvent[];
@@ -29,6 +31,8 @@ export interface SseConnection {
   close(): void;
   /** Stop reading (the socket's buffers fill up: a slow consumer). */
   pause(): void;
+  /** Read again after pause(): what the server queued meanwhile arrives. */
+  resume(): void;
 }
 
 export function openSse(url: string, headers: Record<string, string> = {}): Promise<SseConnection> {
@@ -52,6 +56,7 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
       const conn: SseConnection = {
         status: res.statusCode ?? 0,
         headers: res.headers,
+        localPort: res.socket.localPort,
         text,
         events,
         comments,
@@ -91,6 +96,9 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
         },
         pause: () => {
           res.pause();
+        },
+        resume: () => {
+          res.resume();
         },
       };
       res.setEncoding('utf8');
