@@ -39,21 +39,44 @@ export interface SseStreamOptions {
   readonly onEnded?: (code: StreamEndCode) => void;
 }
 
+/**
+ * One timer for every open stream's comment line, not one each: thousands of idle streams cost
+ * a set entry apiece, not a timer apiece.
+ */
+const beating = new Set<SseStream>();
+let heartbeat: NodeJS.Timeout | undefined;
+
+function startBeating(stream: SseStream): void {
+  beating.add(stream);
+  if (heartbeat !== undefined) return;
+  heartbeat = setInterval(() => {
+    for (const s of beating) s.beat();
+    if (beating.size === 0) {
+      clearInterval(heartbeat);
+      heartbeat = undefined;
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+}
+
 export class SseStream implements StreamSink {
   /** The reply's body. */
   readonly body = new PassThrough();
   readonly #res: ServerResponse;
   readonly #o: SseStreamOptions;
-  readonly #heartbeat: NodeJS.Timeout;
   #ended = false;
 
   constructor(res: ServerResponse, options: SseStreamOptions) {
     this.#res = res;
     this.#o = options;
     this.#write(`retry: ${RETRY_MS}\n\n`);
-    this.#heartbeat = setInterval(() => this.#write(': keep-alive\n\n'), HEARTBEAT_MS);
-    this.#heartbeat.unref();
+    startBeating(this);
     res.once('close', () => this.#closed());
+  }
+
+  /** The comment line that keeps proxies and browsers from taking the stream for dead. */
+  beat(): void {
+    this.#write(': keep-alive\n\n');
   }
 
   values(event: ValuesEvent): void {
@@ -72,7 +95,7 @@ export class SseStream implements StreamSink {
     if (this.#ended) return;
     this.#ended = true;
     this.body.end(`event: error\ndata: ${JSON.stringify({ code })}\n\n`);
-    clearInterval(this.#heartbeat);
+    beating.delete(this);
     // A client that reads nothing more never lets the end through: its connection goes.
     const destroy = setTimeout(() => this.#res.destroy(), DESTROY_AFTER_MS);
     destroy.unref();
@@ -84,7 +107,7 @@ export class SseStream implements StreamSink {
   close(): void {
     if (this.#ended) return;
     this.#ended = true;
-    clearInterval(this.#heartbeat);
+    beating.delete(this);
     this.body.end();
     this.#o.onClose();
   }
@@ -92,7 +115,7 @@ export class SseStream implements StreamSink {
   /** The stream was refused before it began (unknown id, stream limit): nothing was sent. */
   abandon(): void {
     this.#ended = true;
-    clearInterval(this.#heartbeat);
+    beating.delete(this);
     this.body.destroy();
   }
 
@@ -108,7 +131,7 @@ export class SseStream implements StreamSink {
   }
 
   #closed(): void {
-    clearInterval(this.#heartbeat);
+    beating.delete(this);
     if (this.#ended) return;
     this.#ended = true;
     this.body.destroy();
@@ -116,10 +139,22 @@ export class SseStream implements StreamSink {
   }
 }
 
+/**
+ * Each outcome's JSON, made once for every stream it is sent to (a read watched by a thousand
+ * streams changes once, not a thousand times).
+ */
+const outcomeJson = new WeakMap<ReadOutcome, string>();
+
 function valueJson(index: number, outcome: ReadOutcome): string {
-  if (outcome.kind === 'value')
-    return `{"index":${index},"value":${JSON.stringify(outcome.value)},"raw":"${outcome.raw}"}`;
-  return `{"index":${index},"error":${JSON.stringify(errorRecord(outcome.error))}}`;
+  let json = outcomeJson.get(outcome);
+  if (json === undefined) {
+    json =
+      outcome.kind === 'value'
+        ? `"value":${JSON.stringify(outcome.value)},"raw":"${outcome.raw}"`
+        : `"error":${JSON.stringify(errorRecord(outcome.error))}`;
+    outcomeJson.set(outcome, json);
+  }
+  return `{"index":${index},${json}}`;
 }
 
 /** An error as the envelope's record, without an id: the same failure is the same record. */
