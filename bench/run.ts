@@ -29,6 +29,7 @@ const CASES: Record<string, () => Promise<BenchCase>> = {
   soak: async () => (await import('./cases/soak.js')).soak,
   'memory-distinct': async () => (await import('./cases/memory-distinct.js')).memoryDistinct,
   differential: async () => (await import('./cases/differential.js')).differential,
+  watch: async () => (await import('./cases/watch.js')).watch,
   profile: async () => (await import('./cases/profile.js')).profile,
 };
 /** Start-up first, while nothing else has warmed the file-system cache for the gateway more than a build did. */
@@ -47,6 +48,7 @@ const DEFAULT = [
   'observer-recorded',
   'soak',
   'memory-distinct',
+  'watch',
 ];
 
 const args = process.argv.slice(2);
