@@ -157,6 +157,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   await registerApiRoutes(app, config, front.endpoints, services, {
     watch,
     maxUnsentBytes: config.watchMaxUnsentBytes,
+    cors: front.cors,
     onEnded: (code) => metrics.watch.dropped(code === 'SLOW_CONSUMER' ? 'slow-consumer' : 'deleted'),
   });
   await registerOperatorRoutes(

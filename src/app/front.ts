@@ -14,7 +14,7 @@ import { installAdmission } from '../http/admission/hook.js';
 import type { QuotaStore } from '../http/admission/quota-store.js';
 import { requireHostHeader } from '../http/client-errors.js';
 import { manageConnections } from '../http/connections.js';
-import { installCors } from '../http/cors.js';
+import { type CorsHeaders, installCors } from '../http/cors.js';
 import { installErrorHandling } from '../http/error-handler.js';
 import { FastLane } from '../http/fast-lane.js';
 import { installJsonParsing } from '../http/raw-body.js';
@@ -30,6 +30,8 @@ export interface Front {
   readonly lane: FastLane;
   /** Every route registered from here on, for the endpoint index. */
   readonly endpoints: readonly EndpointLine[];
+  /** The CORS headers of an answer written outside Fastify's hooks (an event stream). */
+  readonly cors: CorsHeaders;
 }
 
 export function installFront(
@@ -59,7 +61,7 @@ export function installFront(
   });
   requireHostHeader(app);
   installAdmission(app, admission);
-  installCors(app, config.corsOrigins, routeTable);
+  const cors = installCors(app, config.corsOrigins, routeTable);
   const endpoints = trackEndpoints(app);
 
   installRequestHooks(app, {
@@ -87,5 +89,5 @@ export function installFront(
   lane.install(app);
   // After the lane: connections end without a reset, answered requests first (connections.ts).
   manageConnections(app.server);
-  return { admission, apiKeys, lane, endpoints };
+  return { admission, apiKeys, lane, endpoints, cors };
 }

@@ -47,12 +47,19 @@ function pathOf(request: FastifyRequest): string {
   return q < 0 ? url : url.slice(0, q);
 }
 
+/** The CORS headers an answer to this request carries (for an answer written outside Fastify's hooks). */
+export type CorsHeaders = (request: FastifyRequest) => Record<string, string>;
+
+/**
+ * Installs CORS on every answer, and returns the headers a request's answer gets, for the one
+ * answer that bypasses the onSend hook (a watched read's event stream writes its own head).
+ */
 export function installCors(
   app: FastifyInstance,
   origins: readonly string[],
   routes: Iterable<RouteMethods>,
-): void {
-  if (origins.length === 0) return; // CORS_ORIGINS=none
+): CorsHeaders {
+  if (origins.length === 0) return () => ({}); // CORS_ORIGINS=none
   const any = origins.includes('*');
   const allowed = new Set(origins);
 
@@ -104,4 +111,16 @@ export function installCors(
     }
     done(null, payload);
   });
+
+  return (request) => {
+    if (admissionOf(request)?.cors !== true) return {};
+    const headers: Record<string, string> = any ? {} : { vary: 'Origin' };
+    const origin = allowOrigin(request);
+    if (origin === undefined) return headers;
+    return {
+      ...headers,
+      'access-control-allow-origin': origin,
+      'access-control-expose-headers': CORS_EXPOSE_HEADERS,
+    };
+  };
 }

@@ -5,9 +5,12 @@
  * queued beyond what the socket took gets a last `error` event `SLOW_CONSUMER`, the stream
  * is ended and, if the client still reads nothing, its connection destroyed 5 s later. A slow
  * client never slows another stream or the cache: writes never wait.
+ *
+ * It writes to the response itself (the route hands the reply over: Fastify's stream plumbing
+ * would more than double what an idle stream costs), so it also writes the status and headers,
+ * CORS's included, when the route starts it.
  */
-import type { ServerResponse } from 'node:http';
-import { PassThrough } from 'node:stream';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { GatewayError } from '../errors.js';
 import type {
   ReadOutcome,
@@ -40,38 +43,68 @@ export interface SseStreamOptions {
 }
 
 /**
- * One timer for every open stream's comment line, not one each: thousands of idle streams cost
- * a set entry apiece, not a timer apiece.
+ * The comment lines of every open stream come from one timer, spread over its period: each
+ * second a fifteenth of the streams say something, so that ten thousand idle streams cost
+ * neither a timer each nor one burst of writes that would hold the event loop.
  */
-const beating = new Set<SseStream>();
+const SLICES = 15;
+const slices: Set<SseStream>[] = Array.from({ length: SLICES }, () => new Set());
+let nextSlice = 0;
+let beatingCount = 0;
 let heartbeat: NodeJS.Timeout | undefined;
+let tick = 0;
 
-function startBeating(stream: SseStream): void {
-  beating.add(stream);
-  if (heartbeat !== undefined) return;
-  heartbeat = setInterval(() => {
-    for (const s of beating) s.beat();
-    if (beating.size === 0) {
-      clearInterval(heartbeat);
-      heartbeat = undefined;
-    }
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
+function startBeating(stream: SseStream): Set<SseStream> {
+  const slice = slices[nextSlice]!;
+  nextSlice = (nextSlice + 1) % SLICES;
+  slice.add(stream);
+  beatingCount++;
+  if (heartbeat === undefined) {
+    heartbeat = setInterval(() => {
+      tick = (tick + 1) % SLICES;
+      for (const s of slices[tick]!) s.beat();
+      if (beatingCount === 0) {
+        clearInterval(heartbeat);
+        heartbeat = undefined;
+      }
+    }, HEARTBEAT_MS / SLICES);
+    heartbeat.unref();
+  }
+  return slice;
+}
+
+function stopBeating(stream: SseStream, slice: Set<SseStream> | undefined): void {
+  if (slice?.delete(stream) === true) beatingCount--;
 }
 
 export class SseStream implements StreamSink {
-  /** The reply's body. */
-  readonly body = new PassThrough();
   readonly #res: ServerResponse;
   readonly #o: SseStreamOptions;
+  /** What was written before the route started the stream (its head goes first); undefined once started. */
+  #pending: string[] | undefined = [];
+  #slice: Set<SseStream> | undefined;
+  /** No more events: ended by the gateway, closed, or refused. */
   #ended = false;
+  /** The client went away, or the stream was refused: nothing is ever written. */
+  #gone = false;
 
   constructor(res: ServerResponse, options: SseStreamOptions) {
     this.#res = res;
     this.#o = options;
-    this.#write(`retry: ${RETRY_MS}\n\n`);
-    startBeating(this);
     res.once('close', () => this.#closed());
+  }
+
+  /**
+   * The answer's head (200, the event-stream headers and `extra`), then what was written
+   * meanwhile; a stream already ended (deleted while it was opened) ends after it.
+   */
+  start(extra: OutgoingHttpHeaders): void {
+    if (this.#gone || this.#pending === undefined) return;
+    this.#res.writeHead(200, { ...SSE_HEADERS, ...extra });
+    this.#res.write(`retry: ${RETRY_MS}\n\n${this.#pending.join('')}`);
+    this.#pending = undefined;
+    if (this.#ended) this.#res.end();
+    else this.#slice = startBeating(this);
   }
 
   /** The comment line that keeps proxies and browsers from taking the stream for dead. */
@@ -93,9 +126,8 @@ export class SseStream implements StreamSink {
 
   end(code: StreamEndCode): void {
     if (this.#ended) return;
-    this.#ended = true;
-    this.body.end(`event: error\ndata: ${JSON.stringify({ code })}\n\n`);
-    beating.delete(this);
+    this.#write(`event: error\ndata: ${JSON.stringify({ code })}\n\n`, false);
+    this.#finish();
     // A client that reads nothing more never lets the end through: its connection goes.
     const destroy = setTimeout(() => this.#res.destroy(), DESTROY_AFTER_MS);
     destroy.unref();
@@ -106,35 +138,38 @@ export class SseStream implements StreamSink {
 
   close(): void {
     if (this.#ended) return;
-    this.#ended = true;
-    beating.delete(this);
-    this.body.end();
+    this.#finish();
     this.#o.onClose();
   }
 
-  /** The stream was refused before it began (unknown id, stream limit): nothing was sent. */
+  /** The stream was refused before it began (unknown id, stream limit): nothing is written. */
   abandon(): void {
     this.#ended = true;
-    beating.delete(this);
-    this.body.destroy();
+    this.#gone = true;
   }
 
-  #write(text: string): void {
-    if (this.#ended) return;
-    this.body.write(text);
-    if (this.#unsent() > this.#o.maxUnsentBytes) this.end('SLOW_CONSUMER');
+  #finish(): void {
+    this.#ended = true;
+    stopBeating(this, this.#slice);
+    if (this.#pending === undefined && !this.#gone) this.#res.end();
   }
 
-  /** Bytes written but not yet taken by the socket: in the body's buffers and the response's. */
-  #unsent(): number {
-    return this.body.readableLength + this.body.writableLength + this.#res.writableLength;
+  #write(text: string, checked = true): void {
+    if (this.#ended || this.#gone) return;
+    if (this.#pending !== undefined) {
+      this.#pending.push(text);
+      return;
+    }
+    this.#res.write(text);
+    // Bytes written but not yet taken by the socket.
+    if (checked && this.#res.writableLength > this.#o.maxUnsentBytes) this.end('SLOW_CONSUMER');
   }
 
   #closed(): void {
-    beating.delete(this);
+    stopBeating(this, this.#slice);
+    this.#gone = true;
     if (this.#ended) return;
     this.#ended = true;
-    this.body.destroy();
     this.#o.onClose();
   }
 }

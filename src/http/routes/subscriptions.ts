@@ -23,14 +23,17 @@ import type { ReadOnlyRequest } from '../../service/read-only.js';
 import type { StreamEndCode } from '../../service/watch/types.js';
 import type { WatchCaller, WatchService } from '../../service/watch/watch-service.js';
 import { admissionOf } from '../admission/hook.js';
+import type { CorsHeaders } from '../cors.js';
 import { toGatewayError } from '../error-handler.js';
 import { requestContext } from '../request-context.js';
-import { SSE_HEADERS, SseStream } from '../sse.js';
+import { SseStream } from '../sse.js';
 
 export interface SubscriptionRoutesOptions {
   readonly watch: WatchService;
   /** WATCH_MAX_UNSENT_BYTES. */
   readonly maxUnsentBytes: number;
+  /** The CORS headers of the stream's answer (it is written outside Fastify's onSend hook). */
+  readonly cors?: CorsHeaders;
   /** The gateway ended a stream (metrics). */
   readonly onEnded?: (code: StreamEndCode) => void;
 }
@@ -121,7 +124,11 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
       }
       // The client left while the stream was being opened.
       if (over) open.close();
-      return reply.code(200).headers(SSE_HEADERS).send(sse.body);
+      // The stream writes to the response itself (an idle stream then costs the socket and
+      // little more); Fastify's onResponse hook still logs and counts it when it ends.
+      reply.hijack();
+      sse.start(options.cors?.(request) ?? {});
+      return reply;
     },
   );
 };

@@ -139,6 +139,11 @@ describe('who may stream and delete', () => {
     const owner = await openSse(`${gw.url}${events}`, as(ALICE));
     expect(owner.status).toBe(200);
     owner.close();
+    // A page on another origin reads the stream: its answer carries CORS as every answer does.
+    const page = await openSse(`${gw.url}${events}`, { origin: 'https://app.example' });
+    expect(page.headers['access-control-allow-origin']).toBe('*');
+    expect(page.headers['access-control-expose-headers']).toContain('X-Canonical-Stacks-Tip-Height');
+    page.close();
 
     const del = await request(`${gw.url}/subscriptions/${id}`, { method: 'DELETE', headers: as(BOB) });
     expect(del.status).toBe(404);

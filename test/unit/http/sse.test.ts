@@ -28,8 +28,7 @@ async function serve(): Promise<{ url: string; stream: Promise<SseStream>; close
   });
   const server = http.createServer((_req, res) => {
     const sse = new SseStream(res, { maxUnsentBytes: 1 << 20, onClose: closedResolve });
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    sse.body.pipe(res);
+    sse.start({ 'x-extra': 'yes' });
     give(sse);
   });
   servers.push(server);
@@ -45,6 +44,8 @@ describe('an event stream', () => {
     const { url, stream, closed } = await serve();
     const client = await openSse(url);
     const sse = await stream;
+    expect(client.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(client.headers['x-extra']).toBe('yes');
     sse.values({
       block: { height: 7, indexBlockHash: H, receivedAt: 0 },
       values: [
