@@ -246,7 +246,7 @@ export class WatchHub {
   /** A new block: every watched read brought to it, then each stream sent what changed. */
   async #advance(w: NetworkWatch, block: WatchBlock): Promise<void> {
     w.latest = block;
-    await Promise.all([...w.reads.values()].map((state) => this.#bringTo(w, state, block)));
+    await eachLimited([...w.reads.values()], MAX_EVALUATING, (state) => this.#bringTo(w, state, block));
     for (const stream of w.streams) {
       if (!stream.live) continue;
       const changed: { index: number; outcome: ReadOutcome }[] = [];
@@ -335,7 +335,7 @@ export class WatchHub {
     // Open from here on: the next block reaches it (all of its reads, when none was sent yet).
     w.streams.add(stream);
     if (block === undefined) return;
-    await Promise.all(stream.states.map((state) => this.#bringTo(w, state, block)));
+    await eachLimited(stream.states, MAX_EVALUATING, (state) => this.#bringTo(w, state, block));
     if (!stream.live) return;
     const resumed = lastEventId === undefined ? undefined : await this.#resume(w, stream, block, lastEventId);
     if (!stream.live) return;
@@ -419,6 +419,26 @@ export class WatchHub {
       this.#timer = undefined;
     }
   }
+}
+
+/**
+ * Evaluations in flight at once for one block. A block that changes a thousand reads would
+ * otherwise start a thousand upstream requests together, and those queued behind the upstream's
+ * connections would time out before they were even sent; proven reads cost nothing either way.
+ */
+const MAX_EVALUATING = 32;
+
+/** `work` on every item, at most `limit` at a time. */
+async function eachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** `<height>:<64 hex digits>` as an event id names it. */

@@ -343,6 +343,35 @@ describe('the watch hub', () => {
     hub.close();
   });
 
+  it('a block that changes many reads evaluates at most 32 at a time, and all of them', async () => {
+    let inFlight = 0;
+    let most = 0;
+    let evaluated = 0;
+    const hub = new WatchHub({
+      evaluate: async (r, b) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        evaluated++;
+        return { kind: 'value', raw: `${r.key}@${b.height}`, value: 0, same: `${r.key}@${b.height}` };
+      },
+      currentBlock: async () => block(10),
+      observed: () => false,
+      maxAgeMs: 60_000,
+    });
+    const s = new Sink();
+    hub.connect(NET, Array.from({ length: 200 }, (_, i) => read(`r${i}`)), s);
+    await s.valuesCount(1);
+    hub.block(NET, block(11), false);
+    await s.valuesCount(2);
+    expect(s.values_()[1]!.values).toHaveLength(200);
+    expect(evaluated).toBe(400);
+    expect(most).toBeLessThanOrEqual(32);
+    expect(most).toBeGreaterThan(1);
+    hub.close();
+  });
+
   it('a closed stream releases its reads: they are no longer evaluated', async () => {
     const chain = scripted((name, b) => `${name}${b.height}`);
     const { hub } = hubOf(chain);
