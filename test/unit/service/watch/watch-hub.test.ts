@@ -361,7 +361,11 @@ describe('the watch hub', () => {
       maxAgeMs: 60_000,
     });
     const s = new Sink();
-    hub.connect(NET, Array.from({ length: 200 }, (_, i) => read(`r${i}`)), s);
+    hub.connect(
+      NET,
+      Array.from({ length: 200 }, (_, i) => read(`r${i}`)),
+      s,
+    );
     await s.valuesCount(1);
     hub.block(NET, block(11), false);
     await s.valuesCount(2);
