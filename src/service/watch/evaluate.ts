@@ -9,6 +9,13 @@ import type { ReadOnlyService } from '../read-only.js';
 import { isTransientFailure } from '../transient.js';
 import { type Evaluation, NO_ANSWER, UNKNOWN_BLOCK, type WatchBlock, type WatchedRead } from './types.js';
 
+/**
+ * Failures that say nothing of the read's answer either (the gateway shutting down, a store it
+ * needs unreachable, a bug): like a transient failure, nothing is sent and the read is
+ * evaluated again at the next block. Subscribers are sent only what the chain answers.
+ */
+const SAYS_NOTHING = new Set(['SERVICE_UNAVAILABLE', 'INTERNAL_ERROR']);
+
 export function evaluator(
   readOnly: ReadOnlyService,
 ): (read: WatchedRead, block: WatchBlock) => Promise<Evaluation> {
@@ -19,7 +26,7 @@ export function evaluator(
     } catch (err) {
       if (isGatewayError(err) && err.code === 'UPSTREAM_API_ERROR' && err.variant === 'unknown-block')
         return UNKNOWN_BLOCK;
-      if (!isGatewayError(err) || isTransientFailure(err)) return NO_ANSWER;
+      if (!isGatewayError(err) || isTransientFailure(err) || SAYS_NOTHING.has(err.code)) return NO_ANSWER;
       return errorOutcome(err);
     }
     try {
