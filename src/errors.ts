@@ -117,6 +117,14 @@ export interface GatewayErrorOptions<C extends ErrorCode = ErrorCode> {
   cause?: unknown;
   upstreamText?: string;
   origin?: AnswerOrigin;
+  nodeAnswer?: NodeShapedAnswer | undefined;
+}
+
+/** A node's own answer as it gave it: status, content type and body (secrets already out). */
+export interface NodeShapedAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
 }
 
 /**
@@ -143,6 +151,12 @@ export class GatewayError<C extends ErrorCode = ErrorCode> extends Error {
    * that serializes it whole (`{ err }`), never shows a credential the upstream wrote.
    */
   readonly upstreamText: string | undefined;
+  /**
+   * The node's own answer this error stands for (its "no such contract" 404), which a
+   * node-compatible route passes through as the node gave it instead of the envelope; the
+   * envelope routes never show it. Kept only within one instance (never shared).
+   */
+  readonly nodeAnswer: NodeShapedAnswer | undefined;
 
   constructor(code: C, message: string, details?: ErrorDetails, options: GatewayErrorOptions<C> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -154,6 +168,7 @@ export class GatewayError<C extends ErrorCode = ErrorCode> extends Error {
     this.headers = options.headers;
     this.origin = options.origin;
     this.upstreamText = options.upstreamText === undefined ? undefined : redact(options.upstreamText);
+    this.nodeAnswer = options.nodeAnswer;
   }
 
   /** The HTTP status the table gives this error's code and variant. */
@@ -181,6 +196,7 @@ export class GatewayError<C extends ErrorCode = ErrorCode> extends Error {
       ...(origin === undefined ? {} : { origin }),
       // Redacted already; redacting again changes nothing.
       ...(this.upstreamText === undefined ? {} : { upstreamText: this.upstreamText }),
+      ...(this.nodeAnswer === undefined ? {} : { nodeAnswer: this.nodeAnswer }),
     });
   }
 }

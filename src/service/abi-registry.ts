@@ -15,7 +15,7 @@ import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
 import type { CacheOutcome, CacheResult, ReadThroughCache } from '../cache/read-through.js';
 import { isContractAbi } from '../clarity/abi-shape.js';
 import type { ContractAbi } from '../clarity/index.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, isGatewayError, type NodeShapedAnswer } from '../errors.js';
 import type { Network } from '../network.js';
 import { INTERFACE } from '../upstream/endpoints.js';
 import type { NodeApi, RequestContext } from '../upstream/node-api.js';
@@ -32,6 +32,24 @@ export interface AbiResult {
   /** Whether this request wrote the ABI to the store (false for a hit or a failed write). */
   readonly stored: boolean;
 }
+
+/** The node-compatible interface route's answer: the node's status and content type with the body. */
+export interface AbiNodeAnswer extends RenderedAnswer {
+  readonly status: number;
+  readonly contentType: string;
+}
+
+/**
+ * The node's answer for a contract it does not know, when the node's own bytes are not at hand
+ * (a failure shared by another instance, a remembered 404 written before they were kept): only
+ * this answer of the node is ever read as "unknown contract" (stacks-node.ts), so it is the one
+ * the node gave.
+ */
+const NODE_NO_INTERFACE: NodeShapedAnswer = {
+  status: 404,
+  contentType: 'text/plain',
+  body: 'No contract interface data found',
+};
 
 export interface KnownContract {
   readonly contractAddress: string;
@@ -101,14 +119,29 @@ export class AbiRegistry {
     return this.#answer(contractAddress, contractName, okJson, opts, ctx);
   }
 
-  /** The node-compatible interface endpoint's answer: the stored document alone, as the node sends it. */
-  nodeAnswer(
+  /**
+   * The node-compatible interface endpoint's answer: the stored document alone, as the node
+   * sends it; for a contract the node does not know, the node's own 404 (its status, content
+   * type and bytes), fetched or remembered (CACHE_NEGATIVE_TTL_S), never the envelope.
+   */
+  async nodeAnswer(
     contractAddress: string,
     contractName: string,
     ctx?: RequestContext,
     network?: Network,
-  ): Promise<RenderedAnswer> {
-    return this.#answer(contractAddress, contractName, (json) => json, { network }, ctx);
+  ): Promise<AbiNodeAnswer> {
+    try {
+      const answer = await this.#answer(contractAddress, contractName, (json) => json, { network }, ctx);
+      return { ...answer, status: 200, contentType: 'application/json' };
+    } catch (err) {
+      if (!isGatewayError(err) || err.code !== 'UPSTREAM_API_ERROR' || err.variant !== 'unknown-contract')
+        throw err;
+      return {
+        ...(err.nodeAnswer ?? NODE_NO_INTERFACE),
+        cache: err.origin?.cache,
+        tipHeight: err.origin?.tipHeight,
+      };
+    }
   }
 
   async #answer(

@@ -6,19 +6,22 @@
  *
  * The answer stays the upstream's: the same UPSTREAM_API_ERROR (its unknown-contract variant,
  * 404), its message and details kept in the entry, with a cache view that says where it came
- * from (a hit, or a miss that was stored). The entries live under their own key namespace (keys.ts), never among the
+ * from (a hit, or a miss that was stored). The node's own answer (status, content type, body)
+ * is kept beside them, so that the node-compatible interface route repeats it byte for byte. The entries live under their own key namespace (keys.ts), never among the
  * cached ABIs, so they are never listed as known contracts.
  */
 import type { CacheEntry } from '../cache/entry.js';
 import { unknownAbiKey } from '../cache/keys.js';
 import type { ReadThroughCache } from '../cache/read-through.js';
 import type { CacheView } from '../cache/view.js';
-import { type ErrorDetails, GatewayError, isGatewayError } from '../errors.js';
+import { type ErrorDetails, GatewayError, isGatewayError, type NodeShapedAnswer } from '../errors.js';
 import type { ContractRef } from './contract-ref.js';
 
 interface StoredNotFound {
   readonly message: string;
   readonly details?: ErrorDetails;
+  /** The node's answer; absent in entries written before it was kept. */
+  readonly node?: NodeShapedAnswer;
 }
 
 export class UnknownContracts {
@@ -46,8 +49,11 @@ export class UnknownContracts {
    */
   async remember(ref: ContractRef, err: unknown): Promise<unknown> {
     if (this.ttlMs === 0 || !isUnknownContract(err)) return err;
-    const value: StoredNotFound =
-      err.details === undefined ? { message: err.message } : { message: err.message, details: err.details };
+    const value: StoredNotFound = {
+      message: err.message,
+      ...(err.details === undefined ? {} : { details: err.details }),
+      ...(err.nodeAnswer === undefined ? {} : { node: err.nodeAnswer }),
+    };
     const stored = await this.cache.put(this.#key(ref), JSON.stringify(value), this.ttlMs);
     return notFound(value, { outcome: 'miss', stored, ttlMs: this.ttlMs }, err);
   }
@@ -72,6 +78,7 @@ function notFound(stored: StoredNotFound, cache: CacheView, cause?: unknown): Ga
     variant: 'unknown-contract',
     origin: { cache },
     ...(cause === undefined ? {} : { cause }),
+    ...(stored.node === undefined ? {} : { nodeAnswer: stored.node }),
   });
 }
 
@@ -83,8 +90,25 @@ function decode(entry: CacheEntry): StoredNotFound | undefined {
     const details = parsed.details;
     if (details !== undefined && (details === null || typeof details !== 'object' || Array.isArray(details)))
       return undefined;
-    return details === undefined ? { message: parsed.message } : { message: parsed.message, details };
+    const node = parsed.node;
+    if (node !== undefined && !isNodeAnswer(node)) return undefined;
+    return {
+      message: parsed.message,
+      ...(details === undefined ? {} : { details }),
+      ...(node === undefined ? {} : { node }),
+    };
   } catch {
     return undefined;
   }
+}
+
+function isNodeAnswer(x: unknown): x is NodeShapedAnswer {
+  if (x === null || typeof x !== 'object') return false;
+  const a = x as Partial<NodeShapedAnswer>;
+  return (
+    typeof a.status === 'number' &&
+    Number.isInteger(a.status) &&
+    typeof a.contentType === 'string' &&
+    typeof a.body === 'string'
+  );
 }

@@ -114,7 +114,7 @@ export const NODE_ENDPOINTS: readonly NodeEndpoint[] = [
     reads: 'abi',
     summary: "A contract's ABI (the node's JSON, cached indefinitely)",
     description:
-      "The Stacks node's own interface endpoint, answered from the gateway's ABI cache (the entry GET /contract-calls/abi reads), checked before it is kept. The network follows the address.",
+      "The Stacks node's own interface endpoint, answered from the gateway's ABI cache (the entry GET /contract-calls/abi reads), checked before it is kept; a contract the node does not know is the node's own 404 (text/plain), remembered for CACHE_NEGATIVE_TTL_S. The network follows the address.",
     example: { params: { address: DEMO, contract: 'demo-dao' } },
   },
   {

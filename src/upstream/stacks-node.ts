@@ -229,7 +229,7 @@ export class StacksNodeClient implements NodeApi {
           target,
           call.body,
           (res) => checkAbi(target, res),
-          (res) => abiNotFound(target, call, res),
+          (res) => abiNotFound(target, call, res, this.#clean),
           options,
         );
       case 'info':
@@ -400,9 +400,18 @@ function checkAbi(target: Target, res: HttpResponse): Verdict<Readings['abi']> {
   return { type: 'ok', outcome: 'ok', value: { abi: json as UpstreamContractInterface } };
 }
 
-/** The node's 404 "No contract interface data found": the contract does not exist. */
-function abiNotFound(target: Target, call: NodeCall, res: HttpResponse): Verdict<never> | undefined {
+/**
+ * The node's 404 "No contract interface data found": the contract does not exist. The node's
+ * answer rides along (without secrets), for the node-compatible interface route to pass through.
+ */
+function abiNotFound(
+  target: Target,
+  call: NodeCall,
+  res: HttpResponse,
+  clean: (text: string) => string,
+): Verdict<never> | undefined {
   if (res.status !== 404 || !/no contract interface/i.test(res.body)) return undefined;
+  const type = res.headers['content-type'];
   return {
     type: 'final',
     outcome: 'not-found',
@@ -410,7 +419,14 @@ function abiNotFound(target: Target, call: NodeCall, res: HttpResponse): Verdict
       'UPSTREAM_API_ERROR',
       `contract ${contractOf(call)} not found on ${describe(target)}`,
       { retryable: false, upstreamStatus: 404 },
-      { variant: 'unknown-contract' },
+      {
+        variant: 'unknown-contract',
+        nodeAnswer: {
+          status: res.status,
+          contentType: clean((Array.isArray(type) ? type[0] : type) ?? 'text/plain'),
+          body: clean(res.body),
+        },
+      },
     ),
   };
 }

@@ -183,7 +183,8 @@ function handlerOf(
     case 'abi':
       return async (request, reply) => {
         const params = request.params as Record<string, string>;
-        return sendNodeShaped(
+        // The node's status, content type and bytes: its ABI, or its 404 for an unknown contract.
+        return sendNodeAnswer(
           reply,
           await options.abis.nodeAnswer(
             params['address']!,

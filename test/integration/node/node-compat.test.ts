@@ -240,10 +240,51 @@ describe('GET /v2/contracts/interface/{address}/{contract}', () => {
     expect(second.headers.get('cache-status')).toBe('clarity-cache; hit');
   });
 
-  it('answers an unknown contract with the envelope (404)', async () => {
-    const res = await request(`${gw.url}/v2/contracts/interface/${MAINNET_ADDR}/missing`);
-    expect(res.status).toBe(404);
-    expect(res.body.error.code).toBe('UPSTREAM_API_ERROR');
+  it("answers an unknown contract with the node's own 404 (text/plain, its bytes), on the miss and from the remembered 404", async () => {
+    const p = `/v2/contracts/interface/${MAINNET_ADDR}/missing`;
+    const direct = await fetch(`${mainnet.url}${p}`);
+    const directBytes = Buffer.from(await direct.arrayBuffer());
+    expect(direct.status).toBe(404);
+    mainnet.resetStats();
+
+    const miss = await fetch(`${gw.url}${p}`);
+    expect(miss.status).toBe(404);
+    expect(miss.headers.get('content-type')).toBe(direct.headers.get('content-type'));
+    expect(miss.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(Buffer.from(await miss.arrayBuffer())).toEqual(directBytes);
+    expect(mainnet.count('interface')).toBe(1);
+
+    // The repeat is the 404 remembered (CACHE_NEGATIVE_TTL_S): no request, the same answer.
+    const repeat = await fetch(`${gw.url}${p}`);
+    expect(repeat.status).toBe(404);
+    expect(repeat.headers.get('content-type')).toBe(direct.headers.get('content-type'));
+    expect(Buffer.from(await repeat.arrayBuffer())).toEqual(directBytes);
+    expect(repeat.headers.get('cache-status')).toMatch(/hit/);
+    expect(mainnet.count('interface')).toBe(1);
+
+    // The envelope route reads the same remembered 404 and keeps its envelope.
+    const envelope = await request(`${gw.url}/contract-calls/abi/${MAINNET_ADDR}/missing`);
+    expect(envelope.status).toBe(404);
+    expect(envelope.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(envelope.body.error.code).toBe('UPSTREAM_API_ERROR');
+    expect(envelope.headers.get('cache-status')).toMatch(/hit/);
+    expect(mainnet.count('interface')).toBe(1);
+  });
+
+  it('passes the 404 through when nothing is remembered (CACHE_NEGATIVE_TTL_S=0): each request asks the node', async () => {
+    const forgetful = await startGateway({ ...testEnv(mainnet.url), CACHE_NEGATIVE_TTL_S: '0' });
+    try {
+      const p = `/v2/contracts/interface/${MAINNET_ADDR}/missing`;
+      for (let i = 1; i <= 2; i++) {
+        const res = await fetch(`${forgetful.url}${p}`);
+        expect(res.status).toBe(404);
+        expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+        expect(await res.text()).toBe('No contract interface data found');
+        expect(mainnet.count('interface')).toBe(i);
+      }
+    } finally {
+      await forgetful.close();
+    }
   });
 });
 
