@@ -11,7 +11,8 @@
  *   Retry-After) only applies when the retry has to go back to the same node, which is all a
  *   single-upstream deployment can do, exactly as before.
  * - An unknown pinned tip (a verdict with `elsewhereOnly`) is asked of the other upstreams
- *   and is final as soon as none is left.
+ *   and is final as soon as none is left. So is an answer discarded for a tip height that
+ *   cannot be believed, which does not count against UPSTREAM_RETRIES.
  * - Hedging (UPSTREAM_HEDGE_MS): when an attempt has not answered after that long and another
  *   upstream has a token now, a second attempt goes there; the first decisive answer wins and
  *   the other exchange is aborted. A transient failure of one side waits for the other. A hedge
@@ -165,6 +166,8 @@ export class Attempts {
     const latest = options.latest !== false;
     const clientId = options.context?.clientId;
     const failed = new Set<Upstream>();
+    // Failed attempts that count against `retries`: all but the answers discarded for their tip.
+    let counted = 0;
     for (let attempt = 0; ; attempt++) {
       if (transport.closed) throw closedError(target);
       let upstream: Upstream;
@@ -206,7 +209,12 @@ export class Attempts {
       if (options.once) throw verdict.error(attempt + 1);
       if (options.elsewhereOnly === true && !elsewhere) throw verdict.error(attempt + 1);
       if (verdict.elsewhereOnly === true && !elsewhere) throw verdict.error(attempt + 1);
-      if (attempt >= retries) throw verdict.error(attempt + 1);
+      // An answer discarded for a tip height that cannot be believed is not a failure worth a
+      // retry but a report not believed: the other upstreams are asked whatever retries are
+      // left (each once: it is never asked again), or one lying upstream would fail requests an
+      // honest one could answer (UPSTREAM_RETRIES=0, or a stale answer's single attempt).
+      if (verdict.outcome !== 'implausible') counted += 1;
+      if (counted > retries) throw verdict.error(attempt + 1);
 
       const logFields = {
         network: target.network,
@@ -357,9 +365,11 @@ export class Attempts {
     const status = raw.type === 'response' || raw.type === 'too-large' ? raw.status : undefined;
     let tipHeight = raw.type === 'response' ? readTipHeight(raw.headers) : undefined;
     const reported = raw.type === 'response' ? rawTipHeight(raw.headers) : undefined;
-    // A tip height that cannot be believed (docs/freshness.md) discards the answer: its body may
-    // be the old state of a node that claims to be ahead. Another upstream is asked instead.
-    if (reported !== undefined && this.#plausibleTip?.(target.network, reported) === false) {
+    const reportedInBody = verdict.type === 'ok' ? verdict.reportedTip : undefined;
+    // A tip height that cannot be believed (docs/freshness.md), in the header or in the body,
+    // discards the answer: its body may be the old state of a node that claims to be ahead.
+    // Another upstream is asked instead.
+    if (!this.#believable(target.network, reported) || !this.#believable(target.network, reportedInBody)) {
       upstream.stats.markImplausible();
       tipHeight = undefined;
       verdict = {
@@ -414,6 +424,11 @@ export class Attempts {
       'upstream attempt',
     );
     return { verdict, upstream, tipHeight };
+  }
+
+  /** Whether a reported tip height (if any) may be believed. */
+  #believable(network: Network, height: number | undefined): boolean {
+    return height === undefined || this.#plausibleTip?.(network, height) !== false;
   }
 
   #emit(event: AttemptEvent): void {

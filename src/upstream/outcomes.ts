@@ -53,7 +53,16 @@ export interface Target {
 }
 
 export type Verdict<T> =
-  | { type: 'ok'; value: T; outcome: AttemptOutcome }
+  | {
+      type: 'ok';
+      value: T;
+      outcome: AttemptOutcome;
+      /**
+       * The tip height the body itself reports (a /v2/info's stacks_tip_height): judged like the
+       * X-Canonical-Stacks-Tip-Height header, so a body that cannot be believed is discarded too.
+       */
+      reportedTip?: number;
+    }
   | { type: 'final'; error: GatewayError; outcome: AttemptOutcome }
   | {
       type: 'retry';

@@ -128,6 +128,12 @@ export class UpstreamPool {
    * Called only while requests skip it: no idle polling.
    */
   lagCheck: ((upstream: Upstream) => void) | undefined;
+  /**
+   * Whether a tip height may be believed (set by the Stacks client: ChainTips.plausible). A
+   * height that cannot be never makes the others lagging, even one recorded before anything was
+   * believed to judge it by (the first /v2/info round). Absent: every height counts.
+   */
+  plausibleTip: ((network: Network, height: number) => boolean) | undefined;
   readonly #onAcquire: PoolOptions['onAcquire'];
   readonly #lagCheckedAt = new Map<Upstream, number>();
 
@@ -229,7 +235,8 @@ export class UpstreamPool {
     let best: number | undefined;
     for (const u of this.upstreams(network)) {
       const h = u.stats.tip?.height;
-      if (h !== undefined && (best === undefined || h > best)) best = h;
+      if (h === undefined || this.plausibleTip?.(network, h) === false) continue;
+      if (best === undefined || h > best) best = h;
     }
     return best;
   }

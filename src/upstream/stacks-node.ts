@@ -149,6 +149,8 @@ export class StacksNodeClient implements NodeApi {
     this.pool.lagCheck = (upstream) => {
       void this.#checkTip(upstream);
     };
+    // The pool judges lag by the heights this client's answers report: by the same rule.
+    if (options.plausibleTip !== undefined) this.pool.plausibleTip = options.plausibleTip;
   }
 
   /**
@@ -437,7 +439,8 @@ function checkInfo(target: Target, res: HttpResponse): Verdict<Readings['info']>
   if (!isRecord(json) || typeof json['stacks_tip_height'] !== 'number') {
     return malformed(target, 'no numeric "stacks_tip_height"');
   }
-  return { type: 'ok', outcome: 'ok', value: { info: json as UpstreamNodeInfo } };
+  const info = json as UpstreamNodeInfo;
+  return { type: 'ok', outcome: 'ok', value: { info }, reportedTip: info.stacks_tip_height };
 }
 
 function withMeta<T extends object>(value: T, answer: Answered<unknown>): NodeAnswer<T> {

@@ -34,8 +34,15 @@ export class UpstreamStats {
     return this.#implausibleAt;
   }
 
+  /**
+   * Its tip report could not be believed: the height it reported before is forgotten too (it
+   * may be the same lie, told while nothing was believed yet to judge it by), so that its lag
+   * is learned again from its next believable report.
+   */
   markImplausible(): void {
     this.#implausibleAt = performance.now();
+    this.#tipHeight = undefined;
+    this.#tipAt = undefined;
   }
   #latencyMs: number | undefined;
   #tipHeight: number | undefined;

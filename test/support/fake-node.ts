@@ -178,8 +178,12 @@ export interface FakeNode {
   fork(fromHeight: number, branch: string): BlockIdentity;
   /** The branch the chain now has at `height` ('' = the original chain). */
   branchAt(height: number): string;
-  /** Send X-Canonical-Stacks-Tip-Height on 200 answers (default true). */
-  tipHeader(send: boolean): void;
+  /**
+   * Send X-Canonical-Stacks-Tip-Height on 200 answers (default true), or send this text as its
+   * value instead of the tip height (a node claiming a tip its state is not at, or a height no
+   * number can hold); /v2/info's body keeps the real tip.
+   */
+  tipHeader(send: boolean | string): void;
 
   // --- faults ---
   /** Wait `ms` before answering normally. */
@@ -267,7 +271,7 @@ class FakeStacksNode implements FakeNode {
   private log: FakeRequest[] = [];
   private connectionCount = 0;
   private tip = 100;
-  private sendTipHeader = true;
+  private sendTipHeader: boolean | string = true;
   private listening = true;
   private closed = false;
 
@@ -378,7 +382,7 @@ class FakeStacksNode implements FakeNode {
     return this.block(fromHeight);
   }
 
-  tipHeader(send: boolean): void {
+  tipHeader(send: boolean | string): void {
     this.sendTipHeader = send;
   }
 
@@ -668,9 +672,11 @@ class FakeStacksNode implements FakeNode {
   }
 
   private async answer(route: Route, record: FakeRequest, res: ServerResponse): Promise<void> {
-    const tipHeader: Record<string, string> = this.sendTipHeader
-      ? { 'x-canonical-stacks-tip-height': String(this.tip) }
-      : {};
+    const claimed = this.sendTipHeader;
+    const tipHeader: Record<string, string> =
+      claimed === false
+        ? {}
+        : { 'x-canonical-stacks-tip-height': claimed === true ? String(this.tip) : claimed };
     switch (route.kind) {
       case 'info': {
         const tip = this.block(this.tip);
