@@ -9,7 +9,8 @@
  * - Failover: an upstream that failed transiently is avoided on the next pick while another
  *   can serve, and then the retry goes there at once: the backoff (or the failed node's
  *   Retry-After) only applies when the retry has to go back to the same node, which is all a
- *   single-upstream deployment can do, exactly as before.
+ *   single-upstream deployment can do, exactly as before. A request sent `once` (a broadcast)
+ *   fails over only from a refused connection, and never goes back to the same node.
  * - An unknown pinned tip (a verdict with `elsewhereOnly`) is asked of the other upstreams
  *   and is final as soon as none is left. So is an answer discarded for a tip height that
  *   cannot be believed, which does not count against UPSTREAM_RETRIES.
@@ -98,8 +99,9 @@ export interface RunOptions {
   /** Longest wait for a budget token (see CallOptions.budgetWaitMs). */
   readonly budgetWaitMs?: number | undefined;
   /**
-   * Send to one upstream once: no retry, no failover, no hedge (a broadcast transaction,
-   * which must never reach the network twice once its body went out).
+   * Send to one upstream once: no retry, no hedge (a broadcast transaction, which must never
+   * reach the network twice once its body went out). The one failover is from an upstream that
+   * refused the connection, which nothing was sent to, to the next one (within UPSTREAM_RETRIES).
    */
   readonly once?: boolean | undefined;
   /** Retry only on another upstream (never the same one again). */
@@ -158,9 +160,8 @@ export class Attempts {
   ): Promise<Answered<T>> {
     const transport = this.#transport;
     // maxAttempts can only lower UPSTREAM_RETRIES (never below one attempt).
-    const retries = options.once
-      ? 0
-      : options.maxAttempts === undefined
+    const retries =
+      options.maxAttempts === undefined
         ? this.#config.upstreamRetries
         : Math.min(this.#config.upstreamRetries, Math.max(1, Math.floor(options.maxAttempts)) - 1);
     const latest = options.latest !== false;
@@ -206,7 +207,8 @@ export class Attempts {
       if (verdict.type === 'final') throw verdict.error;
       for (const u of round.failed) failed.add(u);
       const elsewhere = this.#pool.hasAlternative(target.network, { avoid: failed, latest });
-      if (options.once) throw verdict.error(attempt + 1);
+      // Sent once means never resent: only a request that did not leave may go elsewhere.
+      if (options.once && !(verdict.notSent === true && elsewhere)) throw verdict.error(attempt + 1);
       if (options.elsewhereOnly === true && !elsewhere) throw verdict.error(attempt + 1);
       if (verdict.elsewhereOnly === true && !elsewhere) throw verdict.error(attempt + 1);
       // An answer discarded for a tip height that cannot be believed is not a failure worth a

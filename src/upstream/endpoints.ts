@@ -21,7 +21,8 @@
  * - account: the current state at the current tip whatever NODE_MAX_BLOCKS says (nonces);
  * - timed: for CHAIN_TIP_MAX_AGE_MS (the node's own view of the chain);
  * - never: asked every time (fees, transaction lookups), coalesced while in flight;
- * - broadcast: asked once of one upstream, never coalesced nor resent.
+ * - broadcast: asked once of one upstream, never coalesced nor resent (only an upstream that
+ *   refused the connection, which was sent nothing, passes it on to the next).
  */
 export type CacheClass = 'immutable' | 'latest' | 'account' | 'timed' | 'never' | 'broadcast';
 

@@ -110,7 +110,10 @@ export interface NodeCall extends CallOptions {
    * timeless reads, which a lagging upstream may serve.
    */
   readonly latest?: boolean | undefined;
-  /** One attempt on one upstream, never resent (a broadcast). */
+  /**
+   * One attempt on one upstream, never resent (a broadcast); only a refused connection, which
+   * sent nothing, fails over to the next upstream.
+   */
   readonly once?: boolean | undefined;
   /**
    * Read the answer for the gateway itself, checked as the descriptor's `reads` says (it must

@@ -73,6 +73,11 @@ export type Verdict<T> =
        * other upstream is left, the error is final at once, with no backoff.
        */
       elsewhereOnly?: boolean;
+      /**
+       * Nothing of the request reached the upstream (its connection was refused): even a request
+       * that must never be sent twice (a broadcast) may go to another upstream.
+       */
+      notSent?: boolean;
       /** The error to answer with if this was the last attempt. */
       error: (attempts: number) => GatewayError;
     };
@@ -144,9 +149,12 @@ export function interpret<T>(
           { cause: raw.code, retryable: raw.retryable, attempts },
           { cause: raw.error },
         );
-      return raw.retryable
-        ? { type: 'retry', outcome: 'connection-error', error: make }
-        : { type: 'final', outcome: 'connection-error', error: make(1) };
+      if (!raw.retryable) return { type: 'final', outcome: 'connection-error', error: make(1) };
+      // A refused connection is the one failure known to come before any byte was sent; a reset
+      // or a timeout may come after the node read the whole request.
+      return raw.code === 'ECONNREFUSED'
+        ? { type: 'retry', outcome: 'connection-error', notSent: true, error: make }
+        : { type: 'retry', outcome: 'connection-error', error: make };
     }
     case 'response':
       break;
