@@ -118,6 +118,11 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   if (deps.node === undefined) pool = createUpstreamPool(config, budgets, { scaleOut, metrics, log });
   const upstreamPool = pool;
+  if (upstreamPool !== undefined) {
+    // Which upstreams "every upstream" is, and which one serves another chain (src/chain/identity.ts).
+    identities.upstreamsOf = (network) => upstreamPool.upstreams(network).map((u) => u.id);
+    upstreamPool.wrongChain = (u) => identities.mismatch(u.network, u.id);
+  }
   const upstreamHealth = new UpstreamHealth(() => upstreamPool);
   const rawNode: GatewayNode =
     deps.node ??

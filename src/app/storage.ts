@@ -74,6 +74,18 @@ export async function createCache(
       );
     },
     onError: (err) => log.debug({ err }, 'chain identity record: store operation failed'),
+    // Once per change of an upstream's standing, not per report: /ready and the state gauge
+    // say it for as long as it lasts.
+    onMismatch: (network, upstream, reported, expected) => {
+      if (reported === undefined) {
+        log.info({ network, upstream, chain: expected }, "upstream serves the network's chain again");
+      } else {
+        log.warn(
+          { network, upstream, reported, expected },
+          `upstream ${upstream} reports another chain than ${network}'s: it no longer serves ${network}`,
+        );
+      }
+    },
   });
   await identities.restore(NETWORKS);
   // Which cache a key's lookups count under: its namespace's (src/cache/keys.ts).

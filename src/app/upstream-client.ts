@@ -87,7 +87,8 @@ export function createNodeClient(
       health.record(event);
     },
     secrets: new SecretRedactor(wiring.secretValues),
-    onInfo: (network, info) => identities.learn(network, identityOf(info)),
+    // Each upstream's report kept apart: one serving another chain is excluded, not believed.
+    onInfo: (network, info, upstream) => identities.learn(network, identityOf(info), upstream.id),
     plausibleTip: wiring.plausibleTip,
   });
 }
@@ -110,7 +111,10 @@ export function startupRoundOf(
     for (const network of NETWORKS) {
       const ups = pool.upstreams(network);
       const results = await Promise.all(ups.map((u) => node.startupCheck(u)));
-      const infos = results.flatMap((r) => (r !== undefined && 'info' in r ? [r.info] : []));
+      // Another chain's tip is not the network's: only the upstreams that serve its chain count.
+      const infos = results.flatMap((r, i) =>
+        r !== undefined && 'info' in r && pool.wrongChain?.(ups[i]!) === undefined ? [r.info] : [],
+      );
       chain.believeFirst(network, infos);
       results.forEach((r, i) => {
         if (r !== undefined && 'failure' in r) failures.push({ upstream: ups[i]!, failure: r.failure });

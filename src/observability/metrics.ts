@@ -38,7 +38,7 @@ export interface MetricSources {
   readonly tipHeight?: (network: Network) => number | undefined;
 }
 
-const UPSTREAM_STATES = ['ok', 'implausible', 'open', 'lagging'] as const;
+const UPSTREAM_STATES = ['ok', 'wrong-chain', 'implausible', 'open', 'lagging'] as const;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -187,7 +187,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'clarity_cache_upstream_state',
-      help: "Each upstream's state (1 for the current one): ok, open (circuit broken), lagging",
+      help: "Each upstream's state (1 for the current one): ok, wrong-chain (reports another chain: excluded), implausible, open (circuit broken), lagging",
       labelNames: ['network', 'upstream', 'state'],
       registers,
       collect() {

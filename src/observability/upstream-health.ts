@@ -5,8 +5,10 @@
  * or a 404 is the node answering correctly.
  *
  * With the pool (docs/upstreams.md), each network's entry also lists its upstreams:
- * id, URL without credentials, state (`ok`, `open` for a broken circuit, `lagging`), the tip
- * height it reported, its recent latency. Never an API key, never a URL's user:password.
+ * id, URL without credentials, state (`ok`, `wrong-chain` for one excluded because its /v2/info
+ * names another chain than its network's, `implausible`, `open` for a broken circuit,
+ * `lagging`), why it is excluded when it is, the tip height it reported, its recent latency.
+ * Never an API key, never a URL's user:password.
  */
 import type { Network } from '../network.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
@@ -18,6 +20,13 @@ export interface UpstreamListing {
   readonly id: string;
   readonly url: string;
   readonly state: UpstreamHealthState;
+  /** Why it serves no request of its network, when it is excluded for another chain. */
+  readonly excluded?: {
+    readonly reason: string;
+    /** The chain it reports and the network's, as `network_id:genesis_chainstate_hash`. */
+    readonly reportedChain: string;
+    readonly expectedChain: string;
+  };
   readonly priority: number;
   readonly tipHeight?: number;
   readonly latencyMs?: number;
@@ -58,10 +67,20 @@ export class UpstreamHealth {
     return pool.upstreams(network).map((u) => {
       const tip = u.stats.tip?.height;
       const latency = u.stats.latencyMs;
+      const wrong = pool.wrongChain?.(u);
       return {
         id: u.id,
         url: u.label,
         state: pool.healthOf(u),
+        ...(wrong === undefined
+          ? {}
+          : {
+              excluded: {
+                reason: `its /v2/info names another chain (${wrong.reported}) than ${network}'s (${wrong.expected})`,
+                reportedChain: wrong.reported,
+                expectedChain: wrong.expected,
+              },
+            }),
         priority: u.priority,
         ...(tip === undefined ? {} : { tipHeight: tip }),
         ...(latency === undefined ? {} : { latencyMs: Math.round(latency * 10) / 10 }),

@@ -20,6 +20,10 @@
  *
  * Waiting: when no candidate has a token now, the request waits in its network's
  * FairTokenQueue (fair-queue.ts), which decides who waits, in which order and for how long.
+ *
+ * An upstream whose /v2/info names another chain than its network's (src/chain/identity.ts)
+ * is left out before all of this, fallbacks included: its answers would be cached as the
+ * network's. When no upstream of the network is left, the attempt fails instead.
  */
 
 import { GatewayError } from '../errors.js';
@@ -61,7 +65,13 @@ export interface UpstreamSpec {
 }
 
 /** What /ready shows of one upstream. */
-export type UpstreamHealthState = 'ok' | 'implausible' | 'open' | 'lagging';
+export type UpstreamHealthState = 'ok' | 'wrong-chain' | 'implausible' | 'open' | 'lagging';
+
+/** The chain an upstream reports when it is not its network's (identities as identityOf writes them). */
+export interface WrongChain {
+  readonly reported: string;
+  readonly expected: string;
+}
 
 export interface PoolSettings {
   readonly breakerFailures: number;
@@ -134,6 +144,11 @@ export class UpstreamPool {
    * believed to judge it by (the first /v2/info round). Absent: every height counts.
    */
   plausibleTip: ((network: Network, height: number) => boolean) | undefined;
+  /**
+   * Whether an upstream serves another chain than its network's (bound to the chain
+   * identities once they exist); undefined or absent: it serves its network's.
+   */
+  wrongChain: ((upstream: Upstream) => WrongChain | undefined) | undefined;
   readonly #onAcquire: PoolOptions['onAcquire'];
   readonly #lagCheckedAt = new Map<Upstream, number>();
 
@@ -211,7 +226,15 @@ export class UpstreamPool {
       }
     }
     if (options.noWait === true) return undefined;
-    return queue.wait(candidates, options, () => this.#ranked(network, options, false));
+    return queue.wait(candidates, options, () => {
+      // Ranked again while waiting: never a throw inside the queue (every upstream turned out
+      // to serve another chain meanwhile: the next attempt's ranking says so).
+      try {
+        return this.#ranked(network, options, false);
+      } catch {
+        return candidates;
+      }
+    });
   }
 
   /**
@@ -230,10 +253,11 @@ export class UpstreamPool {
     else upstream.breaker.onSuccess();
   }
 
-  /** The highest tip height any upstream of the network reported. */
+  /** The highest tip height any upstream of the network reported (another chain's heights aside). */
   networkTip(network: Network): number | undefined {
     let best: number | undefined;
     for (const u of this.upstreams(network)) {
+      if (this.wrongChain?.(u) !== undefined) continue;
       const h = u.stats.tip?.height;
       if (h === undefined || this.plausibleTip?.(network, h) === false) continue;
       if (best === undefined || h > best) best = h;
@@ -249,6 +273,7 @@ export class UpstreamPool {
   }
 
   healthOf(upstream: Upstream): UpstreamHealthState {
+    if (this.wrongChain?.(upstream) !== undefined) return 'wrong-chain';
     if (upstream.stats.implausibleAt !== undefined) return 'implausible';
     if (!upstream.breaker.closed) return 'open';
     if (this.isLagging(upstream)) return 'lagging';
@@ -267,8 +292,18 @@ export class UpstreamPool {
    * failover test); otherwise the fallbacks of the module comment apply.
    */
   #ranked(network: Network, options: PickOptions, strict: boolean): Upstream[] {
-    const list = this.#byNetwork.get(network);
-    if (list === undefined || list.length === 0) throw new Error(`no upstream configured for ${network}`);
+    const configured = this.#byNetwork.get(network);
+    if (configured === undefined || configured.length === 0)
+      throw new Error(`no upstream configured for ${network}`);
+    const list = this.#servingChain(configured);
+    if (list.length === 0) {
+      if (strict) return [];
+      throw new GatewayError(
+        'UPSTREAM_API_ERROR',
+        `no ${network} upstream serves the network's chain: every one that answered reports another (see /ready)`,
+        { network, reason: 'wrong chain', retryable: true },
+      );
+    }
     const latest = options.latest !== false;
     const avoid = options.avoid;
     const now = performance.now();
@@ -289,6 +324,21 @@ export class UpstreamPool {
     if (fresh.length > 0) return sortByPreference(fresh);
     if (eligible.length > 0) return sortByPreference(eligible);
     return sortByPreference([...list]);
+  }
+
+  /**
+   * The upstreams that may serve the network's chain. One that reports another is asked its
+   * /v2/info now and then (as a lagging one is), or nothing would tell us it was set right.
+   */
+  #servingChain(list: readonly Upstream[]): readonly Upstream[] {
+    const wrongChain = this.wrongChain;
+    // The common case allocates nothing: every attempt ranks its network's upstreams.
+    if (wrongChain === undefined || list.every((u) => wrongChain(u) === undefined)) return list;
+    return list.filter((u) => {
+      if (wrongChain(u) === undefined) return true;
+      this.#maybeLagCheck(u);
+      return false;
+    });
   }
 
   /**

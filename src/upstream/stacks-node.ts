@@ -76,8 +76,8 @@ export interface StacksNodeClientOptions {
   logger?: UpstreamLogger;
   /** Called after every HTTP attempt (metrics hook). Must not throw. */
   onAttempt?: (event: AttemptEvent) => void;
-  /** Told of every /v2/info an upstream answered (the chain identity it names). Must not throw. */
-  onInfo?: (network: Network, info: UpstreamNodeInfo) => void;
+  /** Told of every /v2/info an upstream answered (the chain it names), and which one. Must not throw. */
+  onInfo?: (network: Network, info: UpstreamNodeInfo, upstream: Upstream) => void;
   /** Whether a reported tip height may be believed (docs/freshness.md); absent = all are. */
   plausibleTip?: (network: Network, height: number) => boolean;
   /** Waits between retries; injectable for deterministic tests. */
@@ -113,7 +113,7 @@ export class StacksNodeClient implements NodeApi {
   readonly pool: UpstreamPool;
   readonly #transport: Transport;
   readonly #attempts: Attempts;
-  readonly #onInfo: ((network: Network, info: UpstreamNodeInfo) => void) | undefined;
+  readonly #onInfo: ((network: Network, info: UpstreamNodeInfo, upstream: Upstream) => void) | undefined;
   /** Secrets out of what passes through to clients; the text itself when it holds none. */
   readonly #clean: (text: string) => string;
 
@@ -183,7 +183,7 @@ export class StacksNodeClient implements NodeApi {
       const { info } = answered.value as Readings['info'];
       // The body's tip is the node's own view; it counts as a report for the upstream's lag.
       answered.upstream.stats.observeTip(info.stacks_tip_height);
-      this.#onInfo?.(call.network, info);
+      this.#onInfo?.(call.network, info, answered.upstream);
     }
     return withMeta(answered.value as AnswerOf<C>, answered);
   }
@@ -284,7 +284,10 @@ export class StacksNodeClient implements NodeApi {
     const chosen = this.pool.upstreams(network).slice(0, Math.max(1, most));
     // A token within the budget's queue limit, like any request of the upstream.
     const verdicts = await Promise.all(chosen.map((upstream) => this.#infoOf(upstream, undefined)));
-    return verdicts.flatMap((v) => (v?.type === 'ok' ? [v.value.info] : []));
+    // Another chain's tip is not the network's (its report, learned above, excluded it).
+    return verdicts.flatMap((v, i) =>
+      v?.type === 'ok' && this.pool.wrongChain?.(chosen[i]!) === undefined ? [v.value.info] : [],
+    );
   }
 
   /**
@@ -314,7 +317,7 @@ export class StacksNodeClient implements NodeApi {
     const verdict = await this.#attempts.once(upstream, target, (res) => checkInfo(target, res));
     if (verdict.type === 'ok') {
       upstream.stats.observeTip(verdict.value.info.stacks_tip_height);
-      this.#onInfo?.(upstream.network, verdict.value.info);
+      this.#onInfo?.(upstream.network, verdict.value.info, upstream);
     }
     return verdict;
   }
