@@ -40,6 +40,7 @@ export function createServices(
     nodeMaxBlocks: config.nodeMaxBlocks,
   });
   readOnly.onCorrupt = () => metrics.storeCorrupt();
+  abis.onCorrupt = () => metrics.storeCorrupt();
   // The node routes of the endpoint table (docs/node-routes.md), when the node API forwards them.
   const routes =
     rawNode.send === undefined

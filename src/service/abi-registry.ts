@@ -88,6 +88,8 @@ export class AbiRegistry {
   readonly #unknown: UnknownContracts;
   /** The last count of cached ABIs (see #countAbis). */
   #abiCount: { value: number; at: number } | undefined;
+  /** Told of every stored ABI (or remembered 404) found damaged (metrics: clarity_cache_store_corrupt_total). */
+  onCorrupt: (() => void) | undefined;
 
   constructor(
     private readonly cache: ReadThroughCache,
@@ -95,7 +97,7 @@ export class AbiRegistry {
     memoMaxBytes: number = DEFAULT_ABI_MEMO_MAX_BYTES,
     negativeTtlMs = 0,
   ) {
-    this.#unknown = new UnknownContracts(cache, negativeTtlMs);
+    this.#unknown = new UnknownContracts(cache, negativeTtlMs, () => this.onCorrupt?.());
     // The size is computed from the JSON text, which is at hand when the entry is set.
     this.#parsed = new LRUCache<string, ParsedAbi>({ max: 2000, maxSize: memoMaxBytes });
   }
@@ -176,8 +178,10 @@ export class AbiRegistry {
     if (memo !== undefined) return result(found, memo);
     let abi = parseAbi(found.value);
     if (abi === undefined && found.outcome === 'hit') {
-      // A malformed ABI in the cache (written before ABIs were checked, or from outside):
-      // replace it with the node's instead of failing on it forever.
+      // A malformed ABI in the cache (written before ABIs were checked, or from outside, a
+      // damaged row or record): counted as every damaged entry is, and replaced with the node's
+      // instead of failing on it forever.
+      this.onCorrupt?.();
       found = await this.cache.get(key, load, { bust: true });
       abi = parseAbi(found.value);
     }

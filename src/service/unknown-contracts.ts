@@ -27,10 +27,13 @@ interface StoredNotFound {
 export class UnknownContracts {
   /**
    * @param ttlMs how long a 404 is remembered; 0 = not at all (every lookup asks upstream).
+   * @param onCorrupt told of a remembered 404 that is not one (a damaged or foreign value),
+   *   which is then asked of the node again and replaced.
    */
   constructor(
     private readonly cache: ReadThroughCache,
     private readonly ttlMs: number,
+    private readonly onCorrupt: () => void = () => {},
   ) {}
 
   /** The remembered 404 for ref, ready to throw (a cache hit), or undefined. */
@@ -39,7 +42,10 @@ export class UnknownContracts {
     const entry = await this.cache.fresh(this.#key(ref));
     if (entry === undefined) return undefined;
     const stored = decode(entry);
-    if (stored === undefined) return undefined;
+    if (stored === undefined) {
+      this.onCorrupt();
+      return undefined;
+    }
     return notFound(stored, { outcome: 'hit', entry, stored: false, ttlMs: undefined });
   }
 

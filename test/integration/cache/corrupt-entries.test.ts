@@ -1,6 +1,6 @@
 /**
  * A damaged stored entry (a SQLite row whose value is not one valid Clarity value, on a real
- * file; foreign bytes under a key of a real redis-server) is a miss: removed, fetched again, counted in clarity_cache_store_corrupt_total,
+ * file; foreign bytes, or a record of its own form holding garbage, under a key of a real redis-server) is a miss: removed, fetched again, counted in clarity_cache_store_corrupt_total,
  * never answered, never blamed on the client.
  */
 import path from 'node:path';
@@ -103,4 +103,55 @@ describe.skipIf(redis === undefined)('foreign bytes in Redis', () => {
       await b.close();
     }
   });
+
+  // A record of the store's own form (JSON with every field right) whose value is garbage: the
+  // record decodes, so only what reads the value can tell, and it must count as every damaged
+  // entry does. The read-only result's value is checked when it is rendered; these are the
+  // ABI and the remembered 404 of an unknown contract.
+  it.each([
+    ['an ABI', `/contract-calls/abi/${MAINNET_ADDR}/demo`, 'abi:', 200, 'interface'],
+    ['a remembered 404', `/contract-calls/abi/${MAINNET_ADDR}/missing`, 'abi404:', 404, 'interface'],
+  ] as const)(
+    'a well-formed record holding garbage as %s is a miss: asked again and counted',
+    async (_what, path, ns, status, kind) => {
+      const env = testEnv(node.url, { CACHE_STORE: 'redis', REDIS_URL: `${redis!.url}/4` });
+      const admin = new Redis(`${redis!.url}/4`);
+      await admin.flushdb();
+      const a = await startGateway(env);
+      let aOpen = true;
+      try {
+        expect((await request(`${a.url}${path}`)).status).toBe(status);
+        const keys = await admin.keys(`cc:k:${ns}*`);
+        expect(keys).toHaveLength(1);
+        const record = JSON.parse((await admin.get(keys[0]!))!) as { v: string };
+        await admin.set(keys[0]!, JSON.stringify({ ...record, v: 'garbage' }));
+        aOpen = false;
+        await a.close();
+
+        // A fresh instance (nothing in its hot tier) reads the record from Redis.
+        const b = await startGateway(env);
+        try {
+          const corrupt = async () =>
+            metricValue(
+              parseMetrics(await (await fetch(`${b.url}/metrics`)).text()),
+              'clarity_cache_store_corrupt_total',
+            );
+          const before = await corrupt();
+          const asked = node.count(kind);
+          const res = await request(`${b.url}${path}`);
+          expect(res.status).toBe(status);
+          expect(res.headers.get('cache-status')).not.toContain('hit');
+          expect(node.count(kind)).toBe(asked + 1);
+          expect(await corrupt()).toBe(before + 1);
+          // Replaced whole in Redis: the node's answer again.
+          expect((JSON.parse((await admin.get(keys[0]!))!) as { v: string }).v).toBe(record.v);
+        } finally {
+          await b.close();
+        }
+      } finally {
+        if (aOpen) await a.close();
+        admin.disconnect();
+      }
+    },
+  );
 });
