@@ -39,6 +39,7 @@ export class BlockHistory {
 
   standing(height: number, hash: string): BlockStanding {
     if (this.#chain.get(height) === hash) return 'canonical';
-    return this.#seen.has(hash) ? 'not-canonical' : 'unknown';
+    // A known hash named with another height is no block the gateway saw.
+    return this.#seen.get(hash) === height ? 'not-canonical' : 'unknown';
   }
 }
