@@ -79,6 +79,8 @@ interface ReadState {
   outcome: ReadOutcome | undefined;
   /** Where the outcome was read (the proof runs from there). */
   readAt: ReadAt | undefined;
+  /** The evaluation under way, and at which block: streams connecting together share it. */
+  bringing: { readonly hash: string; readonly done: Promise<void> } | undefined;
 }
 
 /** One open stream. */
@@ -208,7 +210,7 @@ export class WatchHub {
   #hold(w: NetworkWatch, read: WatchedRead): ReadState {
     let state = w.reads.get(read.key);
     if (state === undefined) {
-      state = { read, refs: 0, at: undefined, outcome: undefined, readAt: undefined };
+      state = { read, refs: 0, at: undefined, outcome: undefined, readAt: undefined, bringing: undefined };
       w.reads.set(read.key, state);
       this.#o.watched?.(w.network, read);
     }
@@ -262,8 +264,18 @@ export class WatchHub {
   }
 
   /** The read's answer at `block`: proven unchanged by the observer, else evaluated (pinned). */
-  async #bringTo(w: NetworkWatch, state: ReadState, block: WatchBlock): Promise<void> {
-    if (state.at === block.indexBlockHash) return;
+  #bringTo(w: NetworkWatch, state: ReadState, block: WatchBlock): Promise<void> {
+    if (state.at === block.indexBlockHash) return Promise.resolve();
+    const hash = block.indexBlockHash;
+    if (state.bringing?.hash === hash) return state.bringing.done;
+    const done = this.#bring(w, state, block).finally(() => {
+      if (state.bringing?.done === done) state.bringing = undefined;
+    });
+    state.bringing = { hash, done };
+    return done;
+  }
+
+  async #bring(w: NetworkWatch, state: ReadState, block: WatchBlock): Promise<void> {
     if (
       state.outcome !== undefined &&
       state.readAt !== undefined &&

@@ -376,6 +376,24 @@ describe('the watch hub', () => {
     hub.close();
   });
 
+  it('streams of one read connecting together share one evaluation', async () => {
+    const chain = scripted((name, b) => `${name}${b.height}`);
+    const { hub } = hubOf(chain);
+    const first = new Sink();
+    hub.connect(NET, [read('a')], first);
+    await first.valuesCount(1);
+    const release = chain.hold();
+    const sinks = Array.from({ length: 10 }, () => new Sink());
+    for (const s of sinks) hub.connect(NET, [read('b'), read('a')], s);
+    await settle();
+    release();
+    await Promise.all(sinks.map((s) => s.valuesCount(1)));
+    // a once at connecting (the first stream), b once for the ten.
+    expect(chain.evaluations.map((e) => e.name).sort()).toEqual(['a', 'b']);
+    expect(sinks[9]!.summary()).toEqual([[10, { 0: 'b10', 1: 'a10' }]]);
+    hub.close();
+  });
+
   it('a closed stream releases its reads: they are no longer evaluated', async () => {
     const chain = scripted((name, b) => `${name}${b.height}`);
     const { hub } = hubOf(chain);
