@@ -33,23 +33,20 @@ export interface AbiResult {
   readonly stored: boolean;
 }
 
-/** The node-compatible interface route's answer: the node's status and content type with the body. */
-export interface AbiNodeAnswer extends RenderedAnswer {
-  readonly status: number;
-  readonly contentType: string;
-}
-
 /**
- * The node's answer for a contract it does not know, when the node's own bytes are not at hand
- * (a failure shared by another instance, a remembered 404 written before they were kept): only
- * this answer of the node is ever read as "unknown contract" (stacks-node.ts), so it is the one
- * the node gave.
+ * The node-compatible interface route's answer as values: the stored document, or the node's
+ * word that it does not know the contract, with its own bytes when they are at hand (src/http
+ * turns either into the node's status, content type and body).
  */
-const NODE_NO_INTERFACE: NodeShapedAnswer = {
-  status: 404,
-  contentType: 'text/plain',
-  body: 'No contract interface data found',
-};
+export type AbiNodeAnswer =
+  | ({ readonly kind: 'document' } & RenderedAnswer)
+  | {
+      readonly kind: 'unknown-contract';
+      /** The node's own 404 (status, content type, bytes); absent when not at hand. */
+      readonly node: NodeShapedAnswer | undefined;
+      readonly cache: RenderedAnswer['cache'];
+      readonly tipHeight: number | undefined;
+    };
 
 export interface KnownContract {
   readonly contractAddress: string;
@@ -134,12 +131,13 @@ export class AbiRegistry {
   ): Promise<AbiNodeAnswer> {
     try {
       const answer = await this.#answer(contractAddress, contractName, (json) => json, { network }, ctx);
-      return { ...answer, status: 200, contentType: 'application/json' };
+      return { kind: 'document', ...answer };
     } catch (err) {
       if (!isGatewayError(err) || err.code !== 'UPSTREAM_API_ERROR' || err.variant !== 'unknown-contract')
         throw err;
       return {
-        ...(err.nodeAnswer ?? NODE_NO_INTERFACE),
+        kind: 'unknown-contract',
+        node: err.nodeAnswer,
         cache: err.origin?.cache,
         tipHeight: err.origin?.tipHeight,
       };

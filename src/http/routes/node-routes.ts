@@ -31,6 +31,18 @@ import { sendNodeAnswer, sendNodeShaped } from '../reply.js';
 import { requestContext } from '../request-context.js';
 import { requestText } from '../request-text.js';
 
+/**
+ * The node's answer for a contract it does not know, when the node's own bytes are not at hand
+ * (a failure shared by another instance, a remembered 404 written before they were kept): only
+ * this answer of the node is ever read as "unknown contract" (stacks-node.ts), so it is the one
+ * the node gave.
+ */
+const NODE_NO_INTERFACE = {
+  status: 404,
+  contentType: 'text/plain',
+  body: 'No contract interface data found',
+} as const;
+
 export interface NodeRoutesOptions {
   readonly service: ReadOnlyService;
   readonly abis: AbiRegistry;
@@ -184,15 +196,18 @@ function handlerOf(
       return async (request, reply) => {
         const params = request.params as Record<string, string>;
         // The node's status, content type and bytes: its ABI, or its 404 for an unknown contract.
-        return sendNodeAnswer(
-          reply,
-          await options.abis.nodeAnswer(
-            params['address']!,
-            params['contract']!,
-            requestContext(request),
-            network,
-          ),
+        const answer = await options.abis.nodeAnswer(
+          params['address']!,
+          params['contract']!,
+          requestContext(request),
+          network,
         );
+        if (answer.kind === 'document') return sendNodeShaped(reply, answer);
+        return sendNodeAnswer(reply, {
+          ...(answer.node ?? NODE_NO_INTERFACE),
+          cache: answer.cache,
+          tipHeight: answer.tipHeight,
+        });
       };
     case undefined: {
       const routes = options.routes!;
