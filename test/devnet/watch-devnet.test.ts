@@ -2,36 +2,25 @@
  * Watched reads on the local chain (docs/watch.md): the gateway reads from the devnet (the
  * real Clarity VM) and is its event observer; subscribers hold streams over real HTTP.
  */
-import { readFile } from 'node:fs/promises';
 import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Devnet, startDevnet } from '../../src/devnet/index.js';
-import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
-import { freePort } from '../support/process.js';
+import type { Devnet } from '../../src/devnet/index.js';
+import { type RunningGateway, request } from '../support/gateway.js';
 import { openSse, type SseConnection } from '../support/sse.js';
 import { callPublic, callRead, mine } from './helpers.js';
+import { type ObservedDevnet, startObservedDevnet } from './observed.js';
 
+let observed: ObservedDevnet;
 let devnet: Devnet;
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  const contractSource = async (contractId: string) =>
-    readFile(`contracts/${contractId.split('.')[1]}.clar`, 'utf8');
-  const observerPort = await freePort();
-  devnet = await startDevnet({ port: 0, eventObserverUrls: [`http://127.0.0.1:${observerPort}`] });
-  gw = await startGateway(
-    testEnv(devnet.url, {
-      EVENT_OBSERVER_PORT: String(observerPort),
-      EVENT_OBSERVER_NETWORK: 'testnet',
-      CHAIN_TIP_MAX_AGE_MS: '60000',
-    }),
-    { contractSource },
-  );
+  observed = await startObservedDevnet();
+  ({ devnet, gw } = observed);
 }, 90_000);
 
 afterAll(async () => {
-  await gw?.close();
-  await devnet?.close();
+  await observed?.close();
 });
 
 async function blockHandled(action: () => Promise<unknown>): Promise<void> {

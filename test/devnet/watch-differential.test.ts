@@ -6,41 +6,31 @@
  * read whose answer had not changed for that subscriber (none invented). Some subscribers
  * drop their connection and resume with Last-Event-ID; they converge to the same values.
  */
-import { readFile } from 'node:fs/promises';
 import { Cl, type ClarityValue } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Devnet, startDevnet } from '../../src/devnet/index.js';
-import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
-import { freePort } from '../support/process.js';
+import type { Devnet } from '../../src/devnet/index.js';
+import { type RunningGateway, request } from '../support/gateway.js';
 import { openSse, type SseConnection } from '../support/sse.js';
 import { callPublic, callRead, http, mine } from './helpers.js';
+import { type ObservedDevnet, startObservedDevnet } from './observed.js';
 
 const SEED = Number(process.env.WATCH_SEED ?? 20261127);
 const BLOCKS = 24;
 
+let observed: ObservedDevnet;
 let devnet: Devnet;
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  const contractSource = async (contractId: string) =>
-    readFile(`contracts/${contractId.split('.')[1]}.clar`, 'utf8');
-  const observerPort = await freePort();
-  devnet = await startDevnet({ port: 0, eventObserverUrls: [`http://127.0.0.1:${observerPort}`] });
-  gw = await startGateway(
-    testEnv(devnet.url, {
-      EVENT_OBSERVER_PORT: String(observerPort),
-      EVENT_OBSERVER_NETWORK: 'testnet',
-      CHAIN_TIP_MAX_AGE_MS: '60000',
-      // Every subscriber here is one client address.
-      WATCH_MAX_STREAMS_ANONYMOUS: '100',
-    }),
-    { contractSource },
-  );
+  observed = await startObservedDevnet({
+    // Every subscriber here is one client address.
+    WATCH_MAX_STREAMS_ANONYMOUS: '100',
+  });
+  ({ devnet, gw } = observed);
 }, 90_000);
 
 afterAll(async () => {
-  await gw?.close();
-  await devnet?.close();
+  await observed?.close();
 });
 
 /** mulberry32: a small seeded generator, so that a failing workload can be replayed (WATCH_SEED). */
