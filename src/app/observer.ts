@@ -5,11 +5,13 @@
  */
 
 import type { FastifyBaseLogger } from 'fastify';
+import type { BlockLedger, EntryDependencies } from '../chain/block-ledger.js';
 import { startObserver } from '../chain/observer/app-wiring.js';
 import type { EventObserver } from '../chain/observer/start.js';
 import type { ChainTracker } from '../chain/tracker.js';
-import type { ContractSourcePort } from '../clarity/analysis/index.js';
+import type { ContractSourcePort, DependencyAnalyzer } from '../clarity/analysis/index.js';
 import type { Config } from '../config/index.js';
+import type { Network } from '../network.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RedisScaleOut } from '../scale-out.js';
 import { parseContractRef } from '../service/contract-ref.js';
@@ -60,15 +62,7 @@ export async function wireObserver(
   );
   if (observer === undefined) return undefined;
   const network = observer.status().network;
-  const proof = new CurrencyProof({
-    network,
-    dependsOn: (contractId, fn) => observer.dependsOn(contractId, fn),
-    current: (read, tipHeight) => observer.ledger.current(read, tipHeight),
-    generation: () => observer.ledger.generation,
-    analysisVersion: () => observer.analyzer.version,
-    learnedSince: (version) => observer.analyzer.learnedSince(version),
-    onKeptCurrent: () => metrics.observer.keptCurrent(network),
-  });
+  const proof = ledgerProof(network, observer, () => metrics.observer.keptCurrent(network));
   readOnly.useProof(proof);
   routes?.useProof(proof);
   // The tip a node's /v2/info described (at start-up, before any block) is held: the first
@@ -77,4 +71,31 @@ export async function wireObserver(
     if (described === network) observer.ledger.hold(block, Date.now());
   });
   return { observer, proof };
+}
+
+/** What a proof reads: a block ledger and the analysis of what functions reach. */
+export interface ProvingLedger {
+  readonly ledger: BlockLedger;
+  readonly analyzer: DependencyAnalyzer;
+  dependsOn(contractId: string, functionName?: string): Promise<EntryDependencies>;
+}
+
+/**
+ * The currency proof over a ledger: this instance's event observer, or another instance's
+ * followed through Redis (src/chain/observer/ledger-mirror.ts).
+ */
+export function ledgerProof(
+  network: Network,
+  source: ProvingLedger,
+  onKeptCurrent?: () => void,
+): CurrencyProof {
+  return new CurrencyProof({
+    network,
+    dependsOn: (contractId, fn) => source.dependsOn(contractId, fn),
+    current: (read, tipHeight) => source.ledger.current(read, tipHeight),
+    generation: () => source.ledger.generation,
+    analysisVersion: () => source.analyzer.version,
+    learnedSince: (version) => source.analyzer.learnedSince(version),
+    ...(onKeptCurrent === undefined ? {} : { onKeptCurrent }),
+  });
 }

@@ -14,12 +14,12 @@ import type { Config } from '../config/index.js';
 import type { Network } from '../network.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RedisScaleOut } from '../scale-out.js';
-import { CurrencyProof } from '../service/currency-proof.js';
+import type { CurrencyProof } from '../service/currency-proof.js';
 import { evaluator } from '../service/watch/evaluate.js';
 import { MemoryRegistry } from '../service/watch/registry.js';
 import { WatchHub } from '../service/watch/watch-hub.js';
 import { WatchService } from '../service/watch/watch-service.js';
-import type { ObserverWiring } from './observer.js';
+import { ledgerProof, type ObserverWiring } from './observer.js';
 import type { Services } from './services.js';
 
 /**
@@ -57,17 +57,7 @@ export function createWatch(
       const m = new LedgerMirror(network, source);
       mirror = m;
       mirrors.set(network, m);
-      proofs.set(
-        network,
-        new CurrencyProof({
-          network,
-          dependsOn: (contractId, fn) => m.dependsOn(contractId, fn),
-          current: (read, tipHeight) => m.ledger.current(read, tipHeight),
-          generation: () => m.ledger.generation,
-          analysisVersion: () => m.analyzer.version,
-          learnedSince: (version) => m.analyzer.learnedSince(version),
-        }),
-      );
+      proofs.set(network, ledgerProof(network, m));
     }
     return mirror;
   };
