@@ -16,6 +16,7 @@ import {
   createNodeClient,
   createUpstreamPool,
   type GatewayNode,
+  pinVotes,
   startupRoundOf,
 } from './app/upstream-client.js';
 import { createWatch } from './app/watch.js';
@@ -114,6 +115,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     onStoreError,
     // Bound late: a new chain's tips start again; the tracker is built below.
     onNewChain: (network) => chain?.tips.forget(network),
+    consensus: config.upstreamConsensus,
   });
 
   if (deps.node === undefined) pool = createUpstreamPool(config, budgets, { scaleOut, metrics, log });
@@ -134,9 +136,12 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       identities,
       // Bound late: the tip tracker is built just below, from this client's answers.
       plausibleTip: (network, height) => chain?.tips.plausible(network, height) ?? true,
+      strikeSync: scaleOut?.strikes,
     });
   const tracker = createChainTracker(config, rawNode, ownedStore, { scaleOut, metrics, log });
   chain = tracker;
+  // Attested answers are voted at a block the tracker knows (docs/consensus.md).
+  pinVotes(rawNode, tracker, config.chainTipMaxAgeMs);
   const services = createServices(config, cache, rawNode, tracker, metrics);
 
   let draining = false;

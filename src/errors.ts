@@ -54,6 +54,11 @@ export const ERROR_CATALOGUE = {
     variants: { 'unknown-contract': 404, 'unknown-block': 404, 'node-refused': 422 },
     description: 'the upstream node failed: 404 unknown contract, 422 okay:false, 502 otherwise',
   },
+  UPSTREAM_DISPUTE: {
+    status: 502,
+    description:
+      'attested answers: fewer than k upstreams agreed at the pinned block (details: reason, k, n, block, participants with status and sha256)',
+  },
   TIMEOUT: { status: 504, description: 'the last upstream attempt timed out' },
   RATE_LIMIT_EXCEEDED: {
     status: 429,
@@ -118,6 +123,11 @@ export interface GatewayErrorOptions<C extends ErrorCode = ErrorCode> {
   upstreamText?: string;
   origin?: AnswerOrigin;
   nodeAnswer?: NodeShapedAnswer | undefined;
+  /**
+   * How many upstreams gave this very answer in an attested vote (docs/consensus.md): a node's
+   * definite refusal kept as a remembered 404 records it, as an answer's entry does.
+   */
+  votes?: number | undefined;
 }
 
 /** A node's own answer as it gave it: status, content type and body (secrets already out). */
@@ -157,6 +167,8 @@ export class GatewayError<C extends ErrorCode = ErrorCode> extends Error {
    * envelope routes never show it. Kept only within one instance (never shared).
    */
   readonly nodeAnswer: NodeShapedAnswer | undefined;
+  /** The upstreams that gave this answer in an attested vote (GatewayErrorOptions.votes). */
+  readonly votes: number | undefined;
 
   constructor(code: C, message: string, details?: ErrorDetails, options: GatewayErrorOptions<C> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -169,6 +181,7 @@ export class GatewayError<C extends ErrorCode = ErrorCode> extends Error {
     this.origin = options.origin;
     this.upstreamText = options.upstreamText === undefined ? undefined : redact(options.upstreamText);
     this.nodeAnswer = options.nodeAnswer;
+    this.votes = options.votes;
   }
 
   /** The HTTP status the table gives this error's code and variant. */
@@ -184,7 +197,7 @@ export class GatewayError<C extends ErrorCode = ErrorCode> extends Error {
   rephrased(
     message: string,
     details: ErrorDetails | undefined,
-    changes: { cause?: unknown; origin?: AnswerOrigin } = {},
+    changes: { cause?: unknown; origin?: AnswerOrigin; votes?: number } = {},
   ): GatewayError<C> {
     const cause = 'cause' in changes ? changes.cause : this.cause;
     const origin = 'origin' in changes ? changes.origin : this.origin;
@@ -197,6 +210,7 @@ export class GatewayError<C extends ErrorCode = ErrorCode> extends Error {
       // Redacted already; redacting again changes nothing.
       ...(this.upstreamText === undefined ? {} : { upstreamText: this.upstreamText }),
       ...(this.nodeAnswer === undefined ? {} : { nodeAnswer: this.nodeAnswer }),
+      ...((changes.votes ?? this.votes) === undefined ? {} : { votes: changes.votes ?? this.votes }),
     });
   }
 }

@@ -23,6 +23,7 @@ import { RedisRegistry } from './service/watch/redis-registry.js';
 import { RedisBudget } from './upstream/budget/redis-budget.js';
 import { budgetSettings } from './upstream/budget/upstream-budget.js';
 import { RedisBreakerSync } from './upstream/redis-breaker-sync.js';
+import { RedisStrikeSync } from './upstream/redis-strike-sync.js';
 
 /** The pino methods used (a Fastify/pino logger fits). */
 export interface ScaleOutLogger {
@@ -37,6 +38,8 @@ export interface RedisScaleOut {
   readonly budgets: Readonly<Record<string, RedisBudget>>;
   /** Circuit-breaker transitions and probe claims shared by the instances. */
   readonly breakers: RedisBreakerSync;
+  /** Attested answers' strikes and sit-outs, counted for the fleet (docs/consensus.md). */
+  readonly strikes: RedisStrikeSync;
   readonly coalescer: CrossInstanceCoalescer;
   /** Evicts other instances' hot copies of changed entries. */
   readonly hotTier: HotTierSync;
@@ -128,6 +131,12 @@ export async function createRedisScaleOut(
     onError: (err) => log.debug({ err }, 'circuit breaker sync: redis operation failed'),
   });
 
+  const strikes = new RedisStrikeSync({
+    client,
+    keyPrefix,
+    onError: (err) => log.debug({ err }, 'consensus strikes sync: redis operation failed'),
+  });
+
   // A live holder renews its lock however long its load takes; a waiter gives up on it only
   // after the longest an upstream call can take (budget wait, then every attempt timing out).
   const maxWaitMs =
@@ -163,6 +172,7 @@ export async function createRedisScaleOut(
     subscriptions,
     budgets,
     breakers,
+    strikes,
     coalescer,
     hotTier,
     observedTips,
@@ -171,6 +181,7 @@ export async function createRedisScaleOut(
       closing ??= (async () => {
         for (const b of Object.values(budgets)) b.close();
         await breakers.close();
+        await strikes.close();
         await coalescer.close();
         await hotTier.close();
         observedTips.close();

@@ -46,6 +46,11 @@ export class UnauthorizedError extends ClarityCacheError {}
 /** The function returned `(err ...)`; `details.value` holds the decoded error value. */
 export class ContractError extends ClarityCacheError {}
 export class UpstreamApiError extends ClarityCacheError {}
+/**
+ * Attested answers: the gateway's upstreams did not agree on the answer at one block (or too few
+ * could vote). Retryable; `details.participants` lists each upstream's status and body digest.
+ */
+export class UpstreamDisputeError extends ClarityCacheError {}
 export class TimeoutError extends ClarityCacheError {}
 export class RateLimitExceededError extends ClarityCacheError {}
 export class NotFoundError extends ClarityCacheError {}
@@ -65,6 +70,7 @@ export const ERROR_CLASSES = {
   UNAUTHORIZED: UnauthorizedError,
   CONTRACT_ERROR: ContractError,
   UPSTREAM_API_ERROR: UpstreamApiError,
+  UPSTREAM_DISPUTE: UpstreamDisputeError,
   TIMEOUT: TimeoutError,
   RATE_LIMIT_EXCEEDED: RateLimitExceededError,
   NOT_FOUND: NotFoundError,

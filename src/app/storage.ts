@@ -54,6 +54,8 @@ export async function createCache(
     readonly coalescer: CrossInstanceCoalescer | undefined;
     readonly onStoreError: StoreErrorHandler;
     readonly onNewChain: (network: Network) => void;
+    /** Each network's attested answers (docs/consensus.md): entries need k votes under k/n. */
+    readonly consensus?: Config['upstreamConsensus'] | undefined;
   },
 ): Promise<CacheParts> {
   const { metrics, log } = wiring;
@@ -108,6 +110,13 @@ export async function createCache(
           { network, chain: identities.current(network) },
           'the store holds entries of another chain (a reset, a local chain, or a store shared with another gateway): they are not served',
         );
+      },
+    },
+    attestation: {
+      required: (key) => {
+        const network = networkOfKey(key);
+        const rule = network === undefined ? undefined : wiring.consensus?.[network];
+        return rule === undefined || rule.n === 1 ? undefined : rule.k;
       },
     },
     stale: {

@@ -30,6 +30,11 @@ export interface CacheEntry {
    * and genesis hash as the upstreams reported them; absent when unknown at write time.
    */
   readonly chain?: string | null | undefined;
+  /**
+   * Attested answers (docs/consensus.md): how many upstreams gave these bytes at the block it
+   * was read at. Absent: one upstream's word (written without consensus, or by a 1/1 instance).
+   */
+  readonly votes?: number | undefined;
 }
 
 /**
@@ -50,6 +55,8 @@ export interface EntryMeta {
   readonly tipReported?: boolean | undefined;
   /** The chain identity the value was read under (CacheEntry.chain). */
   readonly chain?: string | undefined;
+  /** The upstreams that gave the value in an attested vote (CacheEntry.votes). */
+  readonly votes?: number | undefined;
   /**
    * How long past staleAt the entry is kept for stale answers (ms). Only meaningful with a
    * ttl; 0 or undefined = dropped as soon as it is stale (today's behaviour).
@@ -69,6 +76,7 @@ export function newEntry(value: string, now: number, ttlMs?: number, meta: Entry
     tipHeight: meta.tipHeight ?? null,
     ...(meta.tipReported === true && meta.tipHeight != null ? { tipReported: true } : {}),
     ...(meta.chain === undefined ? {} : { chain: meta.chain }),
+    ...(meta.votes === undefined ? {} : { votes: meta.votes }),
   };
 }
 

@@ -14,7 +14,8 @@
  *   stale-while-revalidate, or when the refetch fails transiently under stale-if-error, each
  *   only inside its window counted from `since` (windows are capped to CACHE_STALE_MAX_S
  *   before they get here);
- * - unusable: gone (past its retention) or of another chain: as good as absent.
+ * - unusable: gone (past its retention), of another chain, or attested by fewer upstreams than
+ *   the network's consensus now asks (docs/consensus.md): as good as absent.
  */
 import type { CacheEntry } from './entry.js';
 
@@ -64,6 +65,11 @@ export interface Requirements {
    * (no observer of this network, a read pinned to a block).
    */
   readonly proof?: ProofView | undefined;
+  /**
+   * Attested answers (docs/consensus.md): the k of the entry's network. An entry recorded with
+   * fewer votes (one upstream's word counts as one) is as good as absent. Absent: any entry.
+   */
+  readonly minVotes?: number | undefined;
 }
 
 export type Verdict =
@@ -85,11 +91,12 @@ export type Verdict =
       /** May be answered if the refetch fails transiently (stale-if-error). */
       readonly ifError: boolean;
     }
-  | { readonly use: 'unusable'; readonly why: 'expired' | 'other-chain' };
+  | { readonly use: 'unusable'; readonly why: 'expired' | 'other-chain' | 'unattested' };
 
 const FRESH: Verdict = { use: 'fresh' };
 const EXPIRED: Verdict = { use: 'unusable', why: 'expired' };
 const OTHER_CHAIN: Verdict = { use: 'unusable', why: 'other-chain' };
+const UNATTESTED: Verdict = { use: 'unusable', why: 'unattested' };
 
 export function judge(entry: CacheEntry, req: Requirements, tip: TipView | undefined, now: number): Verdict {
   const gone = unusable(entry, req, now);
@@ -148,12 +155,13 @@ export function tipOf(entry: CacheEntry, verdict: Verdict | undefined): number |
   return entry.tipHeight ?? undefined;
 }
 
-/** Gone (past its retention) or of another chain: as good as absent. */
+/** Gone (past its retention), of another chain, or attested by too few: as good as absent. */
 function unusable(entry: CacheEntry, req: Requirements, now: number): Verdict | undefined {
   if (entry.expiresAt !== null && entry.expiresAt <= now) return EXPIRED;
   if (typeof entry.chain === 'string' && req.chain !== undefined && entry.chain !== req.chain) {
     return OTHER_CHAIN;
   }
+  if (req.minVotes !== undefined && (entry.votes ?? 1) < req.minVotes) return UNATTESTED;
   return undefined;
 }
 

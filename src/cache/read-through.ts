@@ -145,6 +145,14 @@ export interface ChainIdentityHooks {
   onOtherChain?(key: string, entry: CacheEntry): void;
 }
 
+/**
+ * Attested answers (docs/consensus.md): how many upstreams must have agreed on an entry of this
+ * key (the k of its network); undefined: any entry serves.
+ */
+export interface AttestationRule {
+  required(key: string): number | undefined;
+}
+
 /** The tip as a policy without a tipView sees it: unknown. */
 const NO_TIP: TipView = { height: undefined, firstLearnedAt: () => undefined };
 
@@ -159,6 +167,7 @@ export class ReadThroughCache {
   /** Clock for freshness, in epoch ms; give it the store's. */
   private readonly now: () => number;
   private readonly chain: ChainIdentityHooks | undefined;
+  private readonly attestation: AttestationRule | undefined;
   private readonly onCorrupt: (key: string) => void;
 
   constructor(
@@ -171,11 +180,14 @@ export class ReadThroughCache {
       stale?: StaleHooks;
       /** Chain identity of entries (docs/freshness.md); absent: entries of any chain serve. */
       chain?: ChainIdentityHooks;
+      /** Votes an entry must record (attested answers); absent: any entry serves. */
+      attestation?: AttestationRule | undefined;
       /** Told of every damaged entry found, which is removed and treated as a miss. */
       onCorrupt?: (key: string) => void;
     } = {},
   ) {
     this.chain = hooks.chain;
+    this.attestation = hooks.attestation;
     this.onCorrupt = hooks.onCorrupt ?? (() => {});
     this.staleHooks = hooks.stale ?? {};
     this.now = hooks.now ?? Date.now;
@@ -433,6 +445,7 @@ export class ReadThroughCache {
       staleIfErrorMs: policy.isTransient === undefined ? undefined : policy.staleIfErrorMs,
       chain,
       proof: policy.proof,
+      minVotes: this.attestation?.required(key),
     };
     const verdict = (tip: TipView | undefined): Verdict => {
       const v = judge(entry, req, tip, this.now());

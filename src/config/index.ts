@@ -46,6 +46,18 @@ export interface Config {
   /** Requests one client may have waiting for an upstream budget token. */
   readonly upstreamMaxWaitingPerClient: number;
   /**
+   * Attested answers per network (docs/consensus.md): a cache fill is kept only when `k` of up to
+   * `n` upstreams agree at one pinned block; 1/1 = off.
+   */
+  readonly upstreamConsensus: Readonly<Record<Network, Consensus>>;
+  /** Fewer than k votes possible: answer the error, or accept the unique most-voted answer. */
+  readonly upstreamConsensusLow: 'error' | 'accept';
+  /** Lost votes within 10 minutes that make an upstream sit out for 5 minutes. */
+  readonly upstreamConsensusStrikes: number;
+  /** File of one JSON line per disputed, low or dissented vote; undefined = none. */
+  readonly upstreamConsensusLog: string | undefined;
+
+  /**
    * Proxies in front of the gateway (TRUST_PROXY: false = 0, true = 1, or a count): the client's
    * address is the X-Forwarded-For entry that many hops from the right.
    */
@@ -291,6 +303,44 @@ function checkRedisUrl(value: string): void {
   }
 }
 
+/** k of up to n upstreams must agree (docs/consensus.md); 1/1 = one upstream's word, as without it. */
+export interface Consensus {
+  readonly k: number;
+  readonly n: number;
+}
+
+/**
+ * UPSTREAM_CONSENSUS_<NETWORK>: `k/n` with 1 <= k <= n <= the network's upstreams, and k > n/2
+ * so that two different answers can never both win a vote.
+ */
+function consensusVar(
+  env: Env,
+  name: string,
+  upstreams: readonly UpstreamDefinition[],
+  network: Network,
+): Consensus {
+  const text = (optional(env, name) ?? '1/1').trim();
+  const m = /^(\d{1,3})\/(\d{1,3})$/.exec(text);
+  if (m === null)
+    throw new ConfigError(name, `must be k/n (two whole numbers, e.g. 2/3), got ${JSON.stringify(text)}`);
+  const k = Number(m[1]);
+  const n = Number(m[2]);
+  const count = upstreams.filter((u) => u.network === network).length;
+  if (k < 1 || k > n) throw new ConfigError(name, `needs 1 <= k <= n, got ${k}/${n}`);
+  if (n > count) {
+    throw new ConfigError(
+      name,
+      `asks ${n} upstreams but ${network} has ${count} (STACKS_API_URL_${network.toUpperCase()} or UPSTREAMS_FILE)`,
+    );
+  }
+  if (2 * k <= n)
+    throw new ConfigError(
+      name,
+      `needs k > n/2 (a majority), so that two answers cannot both win: got ${k}/${n}`,
+    );
+  return Object.freeze({ k, n });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const cacheStore = oneOfVar<CacheStoreKind>(env, 'CACHE_STORE');
   const redisUrl = optional(env, 'REDIS_URL');
@@ -326,6 +376,13 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamHedgeMs: hedge === 0 ? undefined : hedge,
     upstreamMaxLagBlocks: intVar(env, 'UPSTREAM_MAX_LAG_BLOCKS'),
     upstreamMaxWaitingPerClient: intVar(env, 'UPSTREAM_MAX_WAITING_PER_CLIENT'),
+    upstreamConsensus: Object.freeze({
+      mainnet: consensusVar(env, 'UPSTREAM_CONSENSUS_MAINNET', upstreams, 'mainnet'),
+      testnet: consensusVar(env, 'UPSTREAM_CONSENSUS_TESTNET', upstreams, 'testnet'),
+    }),
+    upstreamConsensusLow: oneOfVar<'error' | 'accept'>(env, 'UPSTREAM_CONSENSUS_LOW'),
+    upstreamConsensusStrikes: intVar(env, 'UPSTREAM_CONSENSUS_STRIKES'),
+    upstreamConsensusLog: optional(env, 'UPSTREAM_CONSENSUS_LOG'),
     trustProxy: hops(env, 'TRUST_PROXY'),
     ...access(env),
     hotCacheMaxEntries: optionalIntVar(env, 'HOT_CACHE_MAX_ENTRIES'),

@@ -113,6 +113,38 @@ export const VARIABLES: readonly Variable[] = [
     doc: "blocks behind the network's highest seen tip before an upstream is skipped for latest-state reads",
   },
   {
+    name: 'UPSTREAM_CONSENSUS_MAINNET',
+    kind: { type: 'custom', accepts: 'k/n with 1 <= k <= n <= the mainnet upstreams and k > n/2' },
+    default: '1/1',
+    shownDefault: '1/1 (off)',
+    doc: 'attested answers: a mainnet cache fill is kept only when k of up to n upstreams, asked at one pinned block, return the same bytes (see [Several upstreams](#several-upstreams))',
+  },
+  {
+    name: 'UPSTREAM_CONSENSUS_TESTNET',
+    kind: { type: 'custom', accepts: 'k/n with 1 <= k <= n <= the testnet upstreams and k > n/2' },
+    default: '1/1',
+    shownDefault: '1/1 (off)',
+    doc: 'the same for testnet',
+  },
+  {
+    name: 'UPSTREAM_CONSENSUS_LOW',
+    kind: { type: 'oneOf', values: ['error', 'accept'] },
+    default: 'error',
+    doc: 'fewer than k votes possible: `error` (502 `UPSTREAM_DISPUTE`, reason `low participation`) or `accept` (the unique most-voted answer, cached with its count)',
+  },
+  {
+    name: 'UPSTREAM_CONSENSUS_STRIKES',
+    kind: int(1),
+    default: '3',
+    doc: 'lost votes within 10 minutes that make an upstream sit out of every selection of its network for 5 minutes',
+  },
+  {
+    name: 'UPSTREAM_CONSENSUS_LOG',
+    kind: { type: 'string' },
+    default: undefined,
+    doc: 'file that gets one JSON line per vote that was disputed, low, or decided against a dissenter',
+  },
+  {
     name: 'UPSTREAM_MAX_WAITING_PER_CLIENT',
     kind: int(0),
     default: '16',

@@ -50,7 +50,7 @@ export function readyPage(f: ReadyPageFacts): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="10"><title>clarity-cache: ${escapeHtml(f.status)}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;margin:1rem auto;max-width:60rem;padding:0 1rem;overflow-wrap:break-word}.scroll{overflow-x:auto}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}.token{overflow-wrap:anywhere}.num{white-space:nowrap}@media (max-width:30rem){body{padding:0 .6rem}td,th{padding:.3rem .35rem}}.ok,.up{color:#0a6b2d}.open,.down,.implausible,.wrong-chain{color:#a30d0d}.lagging,.degraded{color:#8a5a00}</style>
+<style>body{font:15px/1.5 system-ui,sans-serif;margin:1rem auto;max-width:60rem;padding:0 1rem;overflow-wrap:break-word}.scroll{overflow-x:auto}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}.token{overflow-wrap:anywhere}.num{white-space:nowrap}@media (max-width:30rem){body{padding:0 .6rem}td,th{padding:.3rem .35rem}}.ok,.up{color:#0a6b2d}.open,.down,.implausible,.wrong-chain,.sitting-out{color:#a30d0d}.lagging,.degraded{color:#8a5a00}</style>
 </head><body>
 <h1>clarity-cache is <span class="${escapeHtml(f.status)}">${escapeHtml(f.status)}</span></h1>
 <h2>Chain tip</h2><ul>${tips}</ul>

@@ -28,7 +28,7 @@ import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { fail } from '../api/envelope.js';
 import type { CacheEntry } from '../cache/entry.js';
-import type { CacheView } from '../cache/view.js';
+import { type CacheView, votesOf } from '../cache/view.js';
 import { redact } from '../config/redact.js';
 import { type GatewayError, newErrorId } from '../errors.js';
 import type { LaneReuse, RenderedAnswer } from '../service/answer.js';
@@ -198,6 +198,14 @@ export function sendReplay(
 // --- Cache-Status and Age -----------------------------------------------------------------------
 
 export function cacheHeaders(view: CacheView, now = Date.now()): { 'cache-status': string; age: string } {
+  const votes = votesOf(view);
+  if (votes === undefined) return cacheStatusOf(view, now);
+  // Attested answers (docs/consensus.md): how many upstreams gave the bytes served.
+  const plain = cacheStatusOf(view, now);
+  return { 'cache-status': `${plain['cache-status']}; attested=${votes}`, age: plain.age };
+}
+
+function cacheStatusOf(view: CacheView, now: number): { 'cache-status': string; age: string } {
   if (view.outcome === 'hit' && view.entry !== undefined) {
     const { storedAt, staleAt } = view.entry;
     const age = String(Math.max(0, Math.floor((now - storedAt) / 1000)));

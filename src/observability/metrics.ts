@@ -11,6 +11,7 @@ import type { TipRefreshResult } from '../chain/tracker.js';
 import { NETWORKS, type Network } from '../config/index.js';
 import type { AttemptEvent } from '../upstream/attempts.js';
 import type { UpstreamPool } from '../upstream/pool.js';
+import { ConsensusMetrics } from './consensus-metrics.js';
 import { KeyMetrics } from './key-metrics.js';
 import { TallyHistogram } from './tally-histogram.js';
 import { WatchMetrics } from './watch-metrics.js';
@@ -38,7 +39,7 @@ export interface MetricSources {
   readonly tipHeight?: (network: Network) => number | undefined;
 }
 
-const UPSTREAM_STATES = ['ok', 'wrong-chain', 'implausible', 'open', 'lagging'] as const;
+const UPSTREAM_STATES = ['ok', 'wrong-chain', 'sitting-out', 'implausible', 'open', 'lagging'] as const;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -57,12 +58,15 @@ export class Metrics {
   readonly keys: KeyMetrics;
   /** Watched reads (docs/watch.md). */
   readonly watch: WatchMetrics;
+  /** Attested answers (docs/consensus.md). */
+  readonly consensus: ConsensusMetrics;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
     this.observer = new ObserverMetrics(this.registry);
     this.keys = new KeyMetrics(this.registry);
     this.watch = new WatchMetrics(this.registry);
+    this.consensus = new ConsensusMetrics(this.registry, sources.pool);
     collectDefaultMetrics({ register: this.registry, prefix: 'clarity_cache_' });
     const requestTallies = this.#requestTallies;
     // Published from the tallies at scrape time (collect): the hit path only counts in a map.
@@ -187,7 +191,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'clarity_cache_upstream_state',
-      help: "Each upstream's state (1 for the current one): ok, wrong-chain (reports another chain: excluded), implausible, open (circuit broken), lagging",
+      help: "Each upstream's state (1 for the current one): ok, wrong-chain (reports another chain: excluded), sitting-out (lost attested votes: excluded), implausible, open (circuit broken), lagging",
       labelNames: ['network', 'upstream', 'state'],
       registers,
       collect() {

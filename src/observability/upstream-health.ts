@@ -6,7 +6,8 @@
  *
  * With the pool (docs/upstreams.md), each network's entry also lists its upstreams:
  * id, URL without credentials, state (`ok`, `wrong-chain` for one excluded because its /v2/info
- * names another chain than its network's, `implausible`, `open` for a broken circuit,
+ * names another chain than its network's, `sitting-out` for one that lost too many attested
+ * votes (docs/consensus.md), `implausible`, `open` for a broken circuit,
  * `lagging`), why it is excluded when it is, the tip height it reported, its recent latency.
  * Never an API key, never a URL's user:password.
  */

@@ -10,9 +10,9 @@
  */
 import { LRUCache } from 'lru-cache';
 import { okJson } from '../api/envelope.js';
-import type { CacheEntry } from '../cache/entry.js';
+import type { CacheEntry, EntryMeta } from '../cache/entry.js';
 import { ABI_PREFIX, abiKey, parseAbiKey } from '../cache/keys.js';
-import type { CacheOutcome, CacheResult, ReadThroughCache } from '../cache/read-through.js';
+import type { CacheOutcome, CacheResult, LoadedValue, ReadThroughCache } from '../cache/read-through.js';
 import { isContractAbi } from '../clarity/abi-shape.js';
 import type { ContractAbi } from '../clarity/index.js';
 import { GatewayError, isGatewayError, type NodeShapedAnswer } from '../errors.js';
@@ -31,6 +31,8 @@ export interface AbiResult {
   readonly entry?: CacheEntry | undefined;
   /** Whether this request wrote the ABI to the store (false for a hit or a failed write). */
   readonly stored: boolean;
+  /** For a load: what its entry records (an attested ABI's votes). */
+  readonly meta?: EntryMeta | undefined;
 }
 
 /**
@@ -162,7 +164,13 @@ export class AbiRegistry {
     const result = await this.get(ref, { bust: opts.bust === true }, ctx);
     return {
       body: shape(result.json),
-      cache: { outcome: result.outcome, entry: result.entry, stored: result.stored, ttlMs: undefined },
+      cache: {
+        outcome: result.outcome,
+        entry: result.entry,
+        stored: result.stored,
+        ttlMs: undefined,
+        meta: result.meta,
+      },
     };
   }
 
@@ -170,7 +178,7 @@ export class AbiRegistry {
   async get(ref: ContractRef, opts: { bust?: boolean } = {}, ctx?: RequestContext): Promise<AbiResult> {
     const key = abiKey(ref.network, ref.address, ref.contractName);
     const bust = opts.bust === true;
-    const load = (): Promise<string> => this.#fetch(ref, bust, ctx);
+    const load = (): Promise<LoadedValue> => this.#fetch(ref, bust, ctx);
     let found = await this.cache.get(key, load, { bust });
     const memo = this.#memo(key, found.value);
     if (memo !== undefined) return result(found, memo);
@@ -220,16 +228,18 @@ export class AbiRegistry {
    * A miss: the node's ABI, unless the contract is remembered as unknown
    * (CACHE_NEGATIVE_TTL_S); a bust asks the node even then (the contract may be new).
    */
-  async #fetch(ref: ContractRef, bust: boolean, ctx: RequestContext | undefined): Promise<string> {
+  async #fetch(ref: ContractRef, bust: boolean, ctx: RequestContext | undefined): Promise<LoadedValue> {
     const unknown = bust ? undefined : await this.#unknown.lookup(ref);
     if (unknown !== undefined) throw unknown;
     try {
-      const { abi } = await this.node.send(
+      const { abi, votes } = await this.node.send(
         INTERFACE,
         { network: ref.network, params: { address: ref.address, contract: ref.contractName }, read: 'abi' },
         ctx,
       );
-      return JSON.stringify(abi);
+      // An attested ABI records how many upstreams gave it (docs/consensus.md).
+      const value = JSON.stringify(abi);
+      return votes === undefined ? { value } : { value, meta: { votes } };
     } catch (err) {
       throw await this.#unknown.remember(ref, err);
     }
@@ -336,8 +346,15 @@ export function parsedAbiBytes(key: string, json: string): number {
 }
 
 function result(found: CacheResult, abi: ContractAbi): AbiResult {
-  const { value, outcome, entry, stored } = found;
-  return { json: value, abi, outcome, entry, stored: stored === true };
+  const { value, outcome, entry, stored, meta } = found;
+  return {
+    json: value,
+    abi,
+    outcome,
+    entry,
+    stored: stored === true,
+    ...(meta === undefined ? {} : { meta }),
+  };
 }
 
 /** The ABI in json, or undefined when it is not JSON or not of an ABI's shape (abi-shape.ts). */

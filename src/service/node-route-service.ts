@@ -139,14 +139,27 @@ export class NodeRouteService {
       // The height the node reported starts the observer's proof; the gateway's own tip
       // knowledge, used when it reported none, never does (CacheEntry.tipReported).
       const tipHeight = answer.tipHeight ?? this.settings.chain.known(network)?.height;
+      // An attested answer records how many upstreams gave it (docs/consensus.md).
+      const attested = answer.votes === undefined ? undefined : { votes: answer.votes };
       if (answer.status < 200 || answer.status >= 300) {
-        if (answer.status !== 404 || negative === undefined) throw new PassThrough({ ...answer, tipHeight });
-        const stored = await this.cache.put(negative.key, encodeStored(answer), negative.ttlMs);
-        throw new PassThrough({ ...answer, tipHeight }, { outcome: 'miss', stored, ttlMs: negative.ttlMs });
+        if (answer.status !== 404 || negative === undefined) {
+          throw new PassThrough(
+            { ...answer, tipHeight },
+            { outcome: 'miss', stored: false, ttlMs: undefined, meta: attested },
+          );
+        }
+        const stored = await this.cache.put(negative.key, encodeStored(answer), negative.ttlMs, attested);
+        throw new PassThrough(
+          { ...answer, tipHeight },
+          { outcome: 'miss', stored, ttlMs: negative.ttlMs, meta: attested },
+        );
       }
       const value = encodeStored(answer);
-      if (tipHeight === undefined) return { value };
-      return { value, meta: { tipHeight, ...(answer.tipHeight === undefined ? {} : { tipReported: true }) } };
+      if (tipHeight === undefined) return attested === undefined ? { value } : { value, meta: attested };
+      return {
+        value,
+        meta: { tipHeight, ...(answer.tipHeight === undefined ? {} : { tipReported: true }), ...attested },
+      };
     };
     let result: CacheResult;
     try {
@@ -178,6 +191,7 @@ export class NodeRouteService {
         ttlMs: policy.ttlMs,
         stale: result.stale,
         staleSince: result.staleSince,
+        meta: result.meta,
       },
       ...(tipHeight === undefined || endpoint.cache === 'immutable' ? {} : { tipHeight }),
     };

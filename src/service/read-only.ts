@@ -300,7 +300,18 @@ export class ReadOnlyService {
       outcome === 'hit' && entry !== undefined && stale === undefined && replayable(req)
         ? hitReuse(this.cache, call.key, entry, policy, policy.proof === undefined ? undefined : verdict)
         : undefined;
-    return { value, outcome, entry, stored: stored === true, ttlMs, stale, staleSince, tipHeight, reuse };
+    return {
+      value,
+      outcome,
+      entry,
+      stored: stored === true,
+      ttlMs,
+      stale,
+      staleSince,
+      tipHeight,
+      reuse,
+      ...(result.meta?.votes === undefined ? {} : { meta: result.meta }),
+    };
   }
 
   /**
@@ -355,16 +366,21 @@ export class ReadOnlyService {
 
   /** A load: the node's result, with the height it was read at. */
   async #load(call: PreparedCall, lc: LoadContext, rc: RequestContext | undefined): Promise<LoadedValue> {
-    const { result, tipHeight } = await this.#fetch(call, lc, rc);
+    const { result, tipHeight, votes } = await this.#fetch(call, lc, rc);
     // A pinned read is read at its block (its height when /v2/info described it); a latest
-    // read at the tip the node reported, else at the tip the gateway knows now.
+    // read at the tip the node reported (an attested one: the block it was voted at), else at
+    // the tip the gateway knows now.
     const readAt = call.tip === undefined ? (tipHeight ?? this.#heightNow(call)) : this.#heightNow(call);
-    if (readAt === undefined) return { value: result };
+    const attested = votes === undefined ? {} : { votes };
+    if (readAt === undefined)
+      return votes === undefined ? { value: result } : { value: result, meta: attested };
     // Only the node's own height can start the observer's proof (CacheEntry.tipReported).
     const reported = call.tip === undefined && tipHeight !== undefined;
     return {
       value: result,
-      meta: reported ? { tipHeight: readAt, tipReported: true } : { tipHeight: readAt },
+      meta: reported
+        ? { tipHeight: readAt, tipReported: true, ...attested }
+        : { tipHeight: readAt, ...attested },
     };
   }
 
@@ -413,9 +429,9 @@ export class ReadOnlyService {
     call: PreparedCall,
     lc: LoadContext,
     rc: RequestContext | undefined,
-  ): Promise<{ result: string; tipHeight?: number }> {
+  ): Promise<{ result: string; tipHeight?: number; votes?: number }> {
     await this.#checkAbi(call, rc);
-    const { result, tipHeight } = await this.node.send(
+    const { result, tipHeight, votes } = await this.node.send(
       CALL_READ,
       {
         network: call.ref.network,
@@ -442,7 +458,11 @@ export class ReadOnlyService {
         },
       );
     }
-    return tipHeight === undefined ? { result } : { result, tipHeight };
+    return {
+      result,
+      ...(tipHeight === undefined ? {} : { tipHeight }),
+      ...(votes === undefined ? {} : { votes }),
+    };
   }
 }
 

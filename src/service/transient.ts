@@ -12,6 +12,8 @@ export function isTransientFailure(err: unknown): boolean {
   switch (err.code) {
     case 'TIMEOUT':
     case 'RATE_LIMIT_EXCEEDED':
+    // The upstreams did not agree (docs/consensus.md): nothing says the older entry is wrong.
+    case 'UPSTREAM_DISPUTE':
       return true;
     case 'UPSTREAM_API_ERROR':
       // 5xx, connection errors and non-JSON 200s are marked retryable; definite answers are not

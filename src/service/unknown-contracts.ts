@@ -60,8 +60,10 @@ export class UnknownContracts {
       ...(err.details === undefined ? {} : { details: err.details }),
       ...(err.nodeAnswer === undefined ? {} : { node: err.nodeAnswer }),
     };
-    const stored = await this.cache.put(this.#key(ref), JSON.stringify(value), this.ttlMs);
-    return notFound(value, { outcome: 'miss', stored, ttlMs: this.ttlMs }, err);
+    // An attested 404 records its votes, or a gateway under k/n would never serve it again.
+    const meta = err.votes === undefined ? undefined : { votes: err.votes };
+    const stored = await this.cache.put(this.#key(ref), JSON.stringify(value), this.ttlMs, meta);
+    return notFound(value, { outcome: 'miss', stored, ttlMs: this.ttlMs, meta }, err);
   }
 
   /** Forget what is remembered of ref (an admin invalidation of its ABI). */

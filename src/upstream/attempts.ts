@@ -115,6 +115,13 @@ export interface Answered<T> {
   readonly tipHeight?: number;
 }
 
+/** One exchange of a vote: its verdict, reported tip and the response it came from. */
+export interface Exchanged<T> {
+  readonly verdict: Verdict<T>;
+  readonly tipHeight: number | undefined;
+  readonly response: { readonly status: number; readonly body: string } | undefined;
+}
+
 interface Sent<T> {
   readonly verdict: Verdict<T>;
   readonly upstream: Upstream;
@@ -251,6 +258,43 @@ export class Attempts {
    */
   async once<T>(upstream: Upstream, target: Target, onSuccess: SuccessCheck<T>): Promise<Verdict<T>> {
     return (await this.#send(upstream, target, undefined, onSuccess, undefined, 0, undefined, {})).verdict;
+  }
+
+  /**
+   * One exchange with an upstream whose token the caller took (a participant of an attested
+   * vote, docs/consensus.md): no retry, no hedge, reported like any attempt. Its verdict, the
+   * tip it reported, and the response it was read from (status and body as they came), when
+   * one came.
+   */
+  async exchange<T>(
+    upstream: Upstream,
+    target: Target,
+    body: OutgoingBody | undefined,
+    onSuccess: SuccessCheck<T>,
+    onSpecialStatus: StatusCheck<T> | undefined,
+    options: RunOptions,
+  ): Promise<Exchanged<T>> {
+    let response: { status: number; body: string } | undefined;
+    const seen = (res: { status: number; body: string }): void => {
+      response = { status: res.status, body: res.body };
+    };
+    const sent = await this.#send(
+      upstream,
+      target,
+      body,
+      (res) => {
+        seen(res);
+        return onSuccess(res);
+      },
+      (res) => {
+        seen(res);
+        return onSpecialStatus?.(res);
+      },
+      0,
+      undefined,
+      options,
+    );
+    return { verdict: sent.verdict, tipHeight: sent.tipHeight, response };
   }
 
   /** The first attempt of a round, and its hedge when UPSTREAM_HEDGE_MS says so. */

@@ -22,6 +22,11 @@ export interface AnswerMeta {
   readonly upstream: string;
   /** The upstream's chain tip height when it answered, if it said. */
   readonly tipHeight?: number;
+  /**
+   * Under attested answers (docs/consensus.md): how many upstreams gave these very bytes at the
+   * pinned block (tipHeight is then that block's height). Absent: one upstream's word.
+   */
+  readonly votes?: number;
 }
 
 export type NodeAnswer<T extends object> = T & AnswerMeta;

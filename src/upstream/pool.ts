@@ -23,7 +23,8 @@
  *
  * An upstream whose /v2/info names another chain than its network's (src/chain/identity.ts)
  * is left out before all of this, fallbacks included: its answers would be cached as the
- * network's. When no upstream of the network is left, the attempt fails instead.
+ * network's. When no upstream of the network is left, the attempt fails instead. So is one
+ * that sits out for lost attested votes (strikes.ts, docs/consensus.md).
  */
 
 import { GatewayError } from '../errors.js';
@@ -65,7 +66,7 @@ export interface UpstreamSpec {
 }
 
 /** What /ready shows of one upstream. */
-export type UpstreamHealthState = 'ok' | 'wrong-chain' | 'implausible' | 'open' | 'lagging';
+export type UpstreamHealthState = 'ok' | 'wrong-chain' | 'sitting-out' | 'implausible' | 'open' | 'lagging';
 
 /** The chain an upstream reports when it is not its network's (identities as identityOf writes them). */
 export interface WrongChain {
@@ -149,6 +150,11 @@ export class UpstreamPool {
    * identities once they exist); undefined or absent: it serves its network's.
    */
   wrongChain: ((upstream: Upstream) => WrongChain | undefined) | undefined;
+  /**
+   * Whether an upstream sits out for lost attested votes (bound to the strikes when consensus
+   * is on); absent: none does.
+   */
+  sittingOut: ((upstream: Upstream) => boolean) | undefined;
   readonly #onAcquire: PoolOptions['onAcquire'];
   readonly #lagCheckedAt = new Map<Upstream, number>();
 
@@ -274,6 +280,7 @@ export class UpstreamPool {
 
   healthOf(upstream: Upstream): UpstreamHealthState {
     if (this.wrongChain?.(upstream) !== undefined) return 'wrong-chain';
+    if (this.sittingOut?.(upstream) === true) return 'sitting-out';
     if (upstream.stats.implausibleAt !== undefined) return 'implausible';
     if (!upstream.breaker.closed) return 'open';
     if (this.isLagging(upstream)) return 'lagging';
@@ -300,7 +307,7 @@ export class UpstreamPool {
       if (strict) return [];
       throw new GatewayError(
         'UPSTREAM_API_ERROR',
-        `no ${network} upstream serves the network's chain: every one that answered reports another (see /ready)`,
+        `no ${network} upstream may be asked: every one reports another chain or sits out for lost votes (see /ready)`,
         { network, reason: 'wrong chain', retryable: true },
       );
     }
@@ -332,13 +339,24 @@ export class UpstreamPool {
    */
   #servingChain(list: readonly Upstream[]): readonly Upstream[] {
     const wrongChain = this.wrongChain;
+    const sittingOut = this.sittingOut;
     // The common case allocates nothing: every attempt ranks its network's upstreams.
-    if (wrongChain === undefined || list.every((u) => wrongChain(u) === undefined)) return list;
-    return list.filter((u) => {
-      if (wrongChain(u) === undefined) return true;
-      this.#maybeLagCheck(u);
-      return false;
-    });
+    const serving =
+      wrongChain === undefined || list.every((u) => wrongChain(u) === undefined)
+        ? list
+        : list.filter((u) => {
+            if (wrongChain(u) === undefined) return true;
+            this.#maybeLagCheck(u);
+            return false;
+          });
+    // Sitting out is a penalty with an end (strikes.ts): nothing to check meanwhile.
+    if (sittingOut === undefined || serving.every((u) => !sittingOut(u))) return serving;
+    return serving.filter((u) => !sittingOut(u));
+  }
+
+  /** The upstreams of a network that may be asked at all: of its chain, not sitting out. */
+  serving(network: Network): readonly Upstream[] {
+    return this.#servingChain(this.upstreams(network));
   }
 
   /**

@@ -36,6 +36,7 @@ import {
   type UpstreamLogger,
 } from './attempts.js';
 import type { Budget } from './budget/upstream-budget.js';
+import { bodySha256, Consensus, type ConsensusOptions } from './consensus.js';
 import { INFO, type NodeEndpoint, pathOf, queryOf, type Reading } from './endpoints.js';
 import type {
   AnswerOf,
@@ -48,7 +49,15 @@ import type {
   UpstreamContractInterface,
   UpstreamNodeInfo,
 } from './node-api.js';
-import { describe, reasonOf, type Target, type UpstreamKind, type Verdict } from './outcomes.js';
+import {
+  describe,
+  reasonOf,
+  type StatusCheck,
+  type SuccessCheck,
+  type Target,
+  type UpstreamKind,
+  type Verdict,
+} from './outcomes.js';
 import { createDefaultPool, type Upstream, type UpstreamPool } from './pool.js';
 import { type HttpResponse, Transport } from './transport.js';
 
@@ -105,6 +114,11 @@ export interface StacksNodeClientOptions {
    * a short secret replaced inside it could only garble it.
    */
   secrets?: SecretRedactor;
+  /**
+   * Attested answers (docs/consensus.md): each network's k/n, what low participation does, the
+   * strikes, and hooks for metrics and the log. Absent: one upstream's word, as before.
+   */
+  consensus?: Omit<ConsensusOptions, 'pool' | 'attempts'>;
 }
 
 const HEX_RESULT = /^0x(?:[0-9a-fA-F]{2})+$/;
@@ -114,6 +128,8 @@ export class StacksNodeClient implements NodeApi {
   readonly #transport: Transport;
   readonly #attempts: Attempts;
   readonly #onInfo: ((network: Network, info: UpstreamNodeInfo, upstream: Upstream) => void) | undefined;
+  /** Attested answers, when a network's rule asks more than one upstream (docs/consensus.md). */
+  readonly consensus: Consensus | undefined;
   /** Secrets out of what passes through to clients; the text itself when it holds none. */
   readonly #clean: (text: string) => string;
 
@@ -146,6 +162,10 @@ export class StacksNodeClient implements NodeApi {
       maxBackoffMs: options.maxBackoffMs,
     });
     this.#onInfo = options.onInfo;
+    this.consensus =
+      options.consensus === undefined
+        ? undefined
+        : new Consensus({ ...options.consensus, pool: this.pool, attempts: this.#attempts });
     this.pool.lagCheck = (upstream) => {
       void this.#checkTip(upstream);
     };
@@ -178,7 +198,11 @@ export class StacksNodeClient implements NodeApi {
       budgetWaitMs: call.budgetWaitMs,
       elsewhereOnly: call.elsewhereOnly,
     };
-    const answered = await this.#run(target, call, read, options);
+    const consensus = this.consensus;
+    const answered =
+      consensus !== undefined && call.once !== true && isVoted(endpoint) && consensus.active(call.network)
+        ? await this.#voted(consensus, endpoint, target, call, read, ctx)
+        : await this.#run(target, call, read, options);
     if (read === 'info') {
       const { info } = answered.value as Readings['info'];
       // The body's tip is the node's own view; it counts as a report for the upstream's lag.
@@ -195,7 +219,52 @@ export class StacksNodeClient implements NodeApi {
     read: Reading | undefined,
     options: RunOptions,
   ): Promise<Answered<object>> {
-    const attempts = this.#attempts;
+    const { onSuccess, onSpecialStatus } = this.#checks(target, call, read);
+    return this.#attempts.run(target, call.body, onSuccess, onSpecialStatus, options);
+  }
+
+  /**
+   * An attested call (docs/consensus.md): k of up to n upstreams asked at one pinned block must
+   * give the same answer, read with the checks of its reading.
+   */
+  async #voted(
+    consensus: Consensus,
+    endpoint: NodeEndpoint,
+    target: Target,
+    call: NodeCall,
+    read: Reading | undefined,
+    ctx: RequestContext | undefined,
+  ): Promise<Answered<object> & { votes: number }> {
+    const { onSuccess, onSpecialStatus } = this.#checks(target, call, read);
+    const params = call.params ?? {};
+    const voted = await consensus.vote({
+      target,
+      body: call.body,
+      onSuccess,
+      onSpecialStatus,
+      read: {
+        route: endpoint.name,
+        ...(params['address'] === undefined
+          ? {}
+          : { contract: `${params['address']}.${params['contract'] ?? ''}` }),
+        ...(params['function'] === undefined ? {} : { function: params['function'] }),
+        ...(call.body === undefined ? {} : { argsSha256: bodySha256(call.body) }),
+      },
+      tip: call.query?.['tip'],
+      context: ctx,
+      budgetWaitMs: call.budgetWaitMs,
+    });
+    return voted.tipHeight === undefined
+      ? { value: voted.value, upstream: voted.upstream, votes: voted.votes }
+      : { value: voted.value, upstream: voted.upstream, tipHeight: voted.tipHeight, votes: voted.votes };
+  }
+
+  /** How a call's answers are read: its reading's checks, or the node's answer as it came. */
+  #checks(
+    target: Target,
+    call: NodeCall,
+    read: Reading | undefined,
+  ): { onSuccess: SuccessCheck<object>; onSpecialStatus: StatusCheck<object> | undefined } {
     switch (read) {
       case undefined: {
         const passThrough = (res: HttpResponse): Verdict<ForwardedAnswer> => {
@@ -210,32 +279,23 @@ export class StacksNodeClient implements NodeApi {
             },
           };
         };
-        return attempts.run<ForwardedAnswer>(
-          target,
-          call.body,
-          passThrough,
-          (res) => (res.status === 429 || res.status >= 500 ? undefined : passThrough(res)),
-          options,
-        );
+        return {
+          onSuccess: passThrough,
+          onSpecialStatus: (res) => (res.status === 429 || res.status >= 500 ? undefined : passThrough(res)),
+        };
       }
       case 'result':
-        return attempts.run(
-          target,
-          call.body,
-          (res) => this.#checkResult(target, call, res),
-          (res) => pinnedNotFound(target, call, res),
-          options,
-        );
+        return {
+          onSuccess: (res) => this.#checkResult(target, call, res),
+          onSpecialStatus: (res) => pinnedNotFound(target, call, res),
+        };
       case 'abi':
-        return attempts.run(
-          target,
-          call.body,
-          (res) => checkAbi(target, res),
-          (res) => abiNotFound(target, call, res, this.#clean),
-          options,
-        );
+        return {
+          onSuccess: (res) => checkAbi(target, res),
+          onSpecialStatus: (res) => abiNotFound(target, call, res, this.#clean),
+        };
       case 'info':
-        return attempts.run(target, call.body, (res) => checkInfo(target, res), undefined, options);
+        return { onSuccess: (res) => checkInfo(target, res), onSpecialStatus: undefined };
     }
   }
 
@@ -281,13 +341,29 @@ export class StacksNodeClient implements NodeApi {
   }
 
   async infoRound(network: Network, most: number): Promise<UpstreamNodeInfo[]> {
-    const chosen = this.pool.upstreams(network).slice(0, Math.max(1, most));
+    // One that sits out for lost votes is not asked (docs/consensus.md); another chain's is, to
+    // learn whether it still serves it.
+    const sittingOut = this.pool.sittingOut;
+    const chosen = this.pool
+      .upstreams(network)
+      .filter((u) => sittingOut?.(u) !== true)
+      .slice(0, Math.max(1, most));
     // A token within the budget's queue limit, like any request of the upstream.
     const verdicts = await Promise.all(chosen.map((upstream) => this.#infoOf(upstream, undefined)));
     // Another chain's tip is not the network's (its report, learned above, excluded it).
     return verdicts.flatMap((v, i) =>
       v?.type === 'ok' && this.pool.wrongChain?.(chosen[i]!) === undefined ? [v.value.info] : [],
     );
+  }
+
+  /**
+   * GET /v2/info of this upstream alone (one attempt, after one of its budget tokens): the tip
+   * it names, learned like any /v2/info. Undefined when it did not answer (or had no token).
+   * An attested vote learns the tip again from an upstream that did not know the pinned block.
+   */
+  async infoFrom(upstream: Upstream): Promise<UpstreamNodeInfo | undefined> {
+    const verdict = await this.#infoOf(upstream, undefined);
+    return verdict?.type === 'ok' ? verdict.value.info : undefined;
   }
 
   /**
@@ -446,10 +522,20 @@ function checkInfo(target: Target, res: HttpResponse): Verdict<Readings['info']>
   return { type: 'ok', outcome: 'ok', value: { info }, reportedTip: info.stacks_tip_height };
 }
 
-function withMeta<T extends object>(value: T, answer: Answered<unknown>): NodeAnswer<T> {
-  return answer.tipHeight === undefined
-    ? { ...value, upstream: answer.upstream.id }
-    : { ...value, upstream: answer.upstream.id, tipHeight: answer.tipHeight };
+function withMeta<T extends object>(value: T, answer: Answered<unknown> & { votes?: number }): NodeAnswer<T> {
+  const meta: { upstream: string; tipHeight?: number; votes?: number } = { upstream: answer.upstream.id };
+  if (answer.tipHeight !== undefined) meta.tipHeight = answer.tipHeight;
+  if (answer.votes !== undefined) meta.votes = answer.votes;
+  return { ...value, ...meta };
+}
+
+/**
+ * Whether a route's answers are voted on under attested answers (docs/consensus.md): those that
+ * fill a cache entry (immutable, latest-state, account); never /v2/info and the other timed
+ * routes, never the uncached ones, never a broadcast.
+ */
+function isVoted(endpoint: NodeEndpoint): boolean {
+  return endpoint.cache === 'immutable' || endpoint.cache === 'latest' || endpoint.cache === 'account';
 }
 
 const PARSE_FAILED = Symbol('parse failed');

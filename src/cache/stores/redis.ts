@@ -51,6 +51,8 @@ interface Encoded {
   c?: string;
   /** 1 when h is the answering node's own height (CacheEntry.tipReported); absent otherwise. */
   r?: 1;
+  /** votes (CacheEntry.votes), under attested answers; absent otherwise. */
+  n?: number;
 }
 
 /**
@@ -93,7 +95,8 @@ function decode(raw: string, key: string): CacheEntry {
     !(e.t === undefined || isTime(e.t)) ||
     !(e.h === undefined || isTime(e.h)) ||
     !(e.c === undefined || typeof e.c === 'string') ||
-    !(e.r === undefined || e.r === 1)
+    !(e.r === undefined || e.r === 1) ||
+    !(e.n === undefined || (Number.isSafeInteger(e.n) && e.n > 0))
   ) {
     throw new CorruptEntryError(key, 'the redis value has an unexpected shape');
   }
@@ -105,6 +108,7 @@ function decode(raw: string, key: string): CacheEntry {
     tipHeight: e.h ?? null,
     ...(e.c === undefined ? {} : { chain: e.c }),
     ...(e.r === 1 ? { tipReported: true } : {}),
+    ...(e.n === undefined ? {} : { votes: e.n }),
   };
 }
 
@@ -170,6 +174,7 @@ export class RedisStore implements CacheStore {
     const encoded: Encoded = { v: value, s: now, t: entry.staleAt, e: expiresAt, h: entry.tipHeight };
     if (typeof entry.chain === 'string') encoded.c = entry.chain;
     if (entry.tipReported === true) encoded.r = 1;
+    if (entry.votes !== undefined) encoded.n = entry.votes;
     const json = JSON.stringify(encoded);
     const ns = namespaceOf(key);
     const index = this.#indexKey(ns);

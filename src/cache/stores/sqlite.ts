@@ -43,6 +43,7 @@ interface Row {
   tip_height: number | null;
   chain: string | null;
   tip_reported: number | null;
+  votes: number | null;
 }
 
 export { prefixSuccessor } from './key-range.js';
@@ -67,7 +68,8 @@ CREATE TABLE IF NOT EXISTS entries (
   stale_at INTEGER,
   tip_height INTEGER,
   chain TEXT,
-  tip_reported INTEGER
+  tip_reported INTEGER,
+  votes INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_expires_at ON entries(expires_at) WHERE expires_at IS NOT NULL;
 `;
@@ -88,6 +90,8 @@ const ADDED_COLUMNS: readonly { name: string; add: string; backfill?: string }[]
   { name: 'chain', add: 'ALTER TABLE entries ADD COLUMN chain TEXT' },
   // Whether tip_height is the answering node's own: not known (NULL) for rows written before.
   { name: 'tip_reported', add: 'ALTER TABLE entries ADD COLUMN tip_reported INTEGER' },
+  // Attested answers' votes (docs/consensus.md): NULL (one upstream's word) for rows written before.
+  { name: 'votes', add: 'ALTER TABLE entries ADD COLUMN votes INTEGER' },
 ];
 
 /** Bring a table created by an older version up to SCHEMA, in one transaction. */
@@ -120,7 +124,17 @@ export class SqliteStore implements CacheStore {
 
   readonly #get: Database.Statement<[string], Row>;
   readonly #upsert: Database.Statement<
-    [string, string, number, number | null, number | null, number | null, string | null, 1 | null]
+    [
+      string,
+      string,
+      number,
+      number | null,
+      number | null,
+      number | null,
+      string | null,
+      1 | null,
+      number | null,
+    ]
   >;
   readonly #delete: Database.Statement<[string]>;
   readonly #deleteIfExpired: Database.Statement<[string, number]>;
@@ -160,13 +174,13 @@ export class SqliteStore implements CacheStore {
         db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxBytes / pageSize))}`);
       }
       this.#get = db.prepare<[string], Row>(
-        'SELECT value, stored_at, stale_at, expires_at, tip_height, chain, tip_reported FROM entries WHERE key = ?',
+        'SELECT value, stored_at, stale_at, expires_at, tip_height, chain, tip_reported, votes FROM entries WHERE key = ?',
       );
       this.#upsert = db.prepare(
-        `INSERT INTO entries (key, value, stored_at, stale_at, expires_at, tip_height, chain, tip_reported) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO entries (key, value, stored_at, stale_at, expires_at, tip_height, chain, tip_reported, votes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at,
            stale_at = excluded.stale_at, expires_at = excluded.expires_at, tip_height = excluded.tip_height,
-           chain = excluded.chain, tip_reported = excluded.tip_reported`,
+           chain = excluded.chain, tip_reported = excluded.tip_reported, votes = excluded.votes`,
       );
       this.#delete = db.prepare('DELETE FROM entries WHERE key = ?');
       this.#deleteIfExpired = db.prepare(
@@ -228,6 +242,7 @@ export class SqliteStore implements CacheStore {
       tipHeight: row.tip_height,
       ...(row.chain === null ? {} : { chain: row.chain }),
       ...(row.tip_reported === 1 ? { tipReported: true } : {}),
+      ...(row.votes === null ? {} : { votes: row.votes }),
     };
     const now = this.#now();
     if (!isLive(entry, now)) {
@@ -253,6 +268,7 @@ export class SqliteStore implements CacheStore {
         e.tipHeight,
         e.chain ?? null,
         e.tipReported === true ? 1 : null,
+        e.votes ?? null,
       ),
     );
     // Only a stored entry proves the store can write again: a delete succeeds on a full disk.
