@@ -18,6 +18,7 @@ import { RedisTipChannel } from './chain/tip-channel.js';
 import type { Config } from './config/index.js';
 import { SHARED_GATEWAY_FAILURES } from './errors.js';
 import { RedisQuota } from './http/admission/redis-quota.js';
+import { NETWORKS } from './network.js';
 import { KEY_PREFIX, RedisConnection } from './redis/connection.js';
 import { RedisRegistry } from './service/watch/redis-registry.js';
 import { RedisBudget } from './upstream/budget/redis-budget.js';
@@ -39,7 +40,7 @@ export interface RedisScaleOut {
   /** Circuit-breaker transitions and probe claims shared by the instances. */
   readonly breakers: RedisBreakerSync;
   /** Attested answers' strikes and sit-outs, counted for the fleet (docs/consensus.md). */
-  readonly strikes: RedisStrikeSync;
+  readonly strikes: RedisStrikeSync | undefined;
   readonly coalescer: CrossInstanceCoalescer;
   /** Evicts other instances' hot copies of changed entries. */
   readonly hotTier: HotTierSync;
@@ -61,7 +62,8 @@ type ScaleOutConfig = Pick<
   | 'upstreamQueueTimeoutMs'
   | 'upstreamTimeoutMs'
   | 'upstreamRetries'
->;
+> &
+  Partial<Pick<Config, 'upstreamConsensus'>>;
 
 export interface RedisScaleOutOptions {
   /** Key prefix, as the cache store's. Default KEY_PREFIX. */
@@ -131,11 +133,14 @@ export async function createRedisScaleOut(
     onError: (err) => log.debug({ err }, 'circuit breaker sync: redis operation failed'),
   });
 
-  const strikes = new RedisStrikeSync({
-    client,
-    keyPrefix,
-    onError: (err) => log.debug({ err }, 'consensus strikes sync: redis operation failed'),
-  });
+  // Only with attested answers on (a subscriber connection of its own otherwise unused).
+  const strikes = NETWORKS.some((network) => (config.upstreamConsensus?.[network].n ?? 1) > 1)
+    ? new RedisStrikeSync({
+        client,
+        keyPrefix,
+        onError: (err) => log.debug({ err }, 'consensus strikes sync: redis operation failed'),
+      })
+    : undefined;
 
   // A live holder renews its lock however long its load takes; a waiter gives up on it only
   // after the longest an upstream call can take (budget wait, then every attempt timing out).
@@ -181,7 +186,7 @@ export async function createRedisScaleOut(
       closing ??= (async () => {
         for (const b of Object.values(budgets)) b.close();
         await breakers.close();
-        await strikes.close();
+        await strikes?.close();
         await coalescer.close();
         await hotTier.close();
         observedTips.close();
