@@ -208,3 +208,78 @@ describe('event observer configuration', () => {
     expect(() => loadConfig({ EVENT_OBSERVER_BODY_LIMIT_MB: '0' })).toThrow('EVENT_OBSERVER_BODY_LIMIT_MB');
   });
 });
+
+describe('attested answers configuration (UPSTREAM_CONSENSUS_*)', () => {
+  const three = 'http://a.example,http://b.example,http://c.example';
+  const two = 'http://a.example,http://b.example';
+  const refusal = (env: Record<string, string>): ConfigError => {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return err as ConfigError;
+    }
+    throw new Error(`accepted ${JSON.stringify(env)}`);
+  };
+
+  it('is off (1/1) by default, with its documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.upstreamConsensus).toEqual({ mainnet: { k: 1, n: 1 }, testnet: { k: 1, n: 1 } });
+    expect(Object.isFrozen(c.upstreamConsensus)).toBe(true);
+    expect(c.upstreamConsensusLow).toBe('error');
+    expect(c.upstreamConsensusStrikes).toBe(3);
+    expect(c.upstreamConsensusLog).toBeUndefined();
+  });
+
+  it('accepts 2/3 with three upstreams of that network, each network on its own', () => {
+    const c = loadConfig({
+      STACKS_API_URL_TESTNET: three,
+      UPSTREAM_CONSENSUS_TESTNET: ' 2/3 ',
+      UPSTREAM_CONSENSUS_LOW: 'accept',
+      UPSTREAM_CONSENSUS_STRIKES: '5',
+      UPSTREAM_CONSENSUS_LOG: '/tmp/votes.jsonl',
+    });
+    expect(c.upstreamConsensus).toEqual({ mainnet: { k: 1, n: 1 }, testnet: { k: 2, n: 3 } });
+    expect(Object.isFrozen(c.upstreamConsensus.testnet)).toBe(true);
+    expect(c).toMatchObject({
+      upstreamConsensusLow: 'accept',
+      upstreamConsensusStrikes: 5,
+      upstreamConsensusLog: '/tmp/votes.jsonl',
+    });
+    expect(
+      loadConfig({ STACKS_API_URL_MAINNET: three, UPSTREAM_CONSENSUS_MAINNET: '3/3' }).upstreamConsensus
+        .mainnet,
+    ).toEqual({ k: 3, n: 3 });
+    expect(
+      loadConfig({ STACKS_API_URL_MAINNET: two, UPSTREAM_CONSENSUS_MAINNET: '2/2' }).upstreamConsensus
+        .mainnet,
+    ).toEqual({ k: 2, n: 2 });
+  });
+
+  it.each([
+    ['3/2', three, /1 <= k <= n/],
+    ['0/1', three, /1 <= k <= n/],
+    ['1/2', three, /k > n\/2/],
+    ['2/4', three, /asks 4 upstreams but mainnet has 3/],
+    ['2/3', two, /asks 3 upstreams but mainnet has 2/],
+    ['abc', three, /must be k\/n/],
+    ['2/', three, /must be k\/n/],
+    ['-1/1', three, /must be k\/n/],
+    ['1.5/3', three, /must be k\/n/],
+  ])('refuses UPSTREAM_CONSENSUS_MAINNET=%s', (value, urls, why) => {
+    const err = refusal({ STACKS_API_URL_MAINNET: urls, UPSTREAM_CONSENSUS_MAINNET: value });
+    expect(err.variable).toBe('UPSTREAM_CONSENSUS_MAINNET');
+    expect(err.message).toMatch(why);
+  });
+
+  it('counts only the upstreams of its own network', () => {
+    const err = refusal({ STACKS_API_URL_MAINNET: three, UPSTREAM_CONSENSUS_TESTNET: '2/3' });
+    expect(err.variable).toBe('UPSTREAM_CONSENSUS_TESTNET');
+    expect(err.message).toMatch(/testnet has 1/);
+  });
+
+  it('refuses a low-participation choice or strike limit it does not know', () => {
+    expect(refusal({ UPSTREAM_CONSENSUS_LOW: 'maybe' }).variable).toBe('UPSTREAM_CONSENSUS_LOW');
+    expect(refusal({ UPSTREAM_CONSENSUS_STRIKES: '0' }).variable).toBe('UPSTREAM_CONSENSUS_STRIKES');
+  });
+});

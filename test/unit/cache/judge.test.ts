@@ -109,6 +109,46 @@ describe('judge', () => {
     expect(judge(entry, {}, undefined, 1)).toEqual({ use: 'fresh' });
     expect(judge(newEntry('v', 0), { chain: 'b' }, undefined, 1)).toEqual({ use: 'fresh' });
   });
+
+  it('under minVotes, an entry attested by fewer (one upstream’s word counts as one) is unattested', () => {
+    const UNATTESTED = { use: 'unusable', why: 'unattested' };
+    const voted = (votes: number | undefined) => newEntry('v', 0, 1_000, { keepStaleMs: 500, votes });
+    expect(voted(3).votes).toBe(3);
+    expect(voted(undefined)).not.toHaveProperty('votes');
+    for (const votes of [1, undefined]) {
+      // Fresh by its ttl, stale, with a block bound: never served.
+      expect(judge(voted(votes), { minVotes: 2 }, undefined, 10)).toEqual(UNATTESTED);
+      expect(judge(voted(votes), { minVotes: 2, staleIfErrorMs: 1_000 }, undefined, 1_100)).toEqual(
+        UNATTESTED,
+      );
+      expect(judge(voted(votes), { minVotes: 2, maxBlocks: 5 }, tipAt(3), 10)).toEqual(UNATTESTED);
+    }
+    // Enough votes: judged as usual, fresh, stale and gone alike.
+    for (const votes of [2, 3]) {
+      expect(judge(voted(votes), { minVotes: 2 }, undefined, 10)).toEqual({ use: 'fresh' });
+      expect(judge(voted(votes), { minVotes: 2, staleIfErrorMs: 1_000 }, undefined, 1_100)).toMatchObject({
+        use: 'stale',
+        since: 1_000,
+        ifError: true,
+      });
+      expect(judge(voted(votes), { minVotes: 2 }, undefined, 1_500)).toEqual({
+        use: 'unusable',
+        why: 'expired',
+      });
+    }
+    expect(judge(voted(2), { minVotes: 3 }, undefined, 10)).toEqual(UNATTESTED);
+    // minVotes 1 (consensus off, 1/1) refuses nothing.
+    expect(judge(voted(undefined), { minVotes: 1 }, undefined, 10)).toEqual({ use: 'fresh' });
+  });
+
+  it('without minVotes, votes do not matter', () => {
+    for (const votes of [undefined, 1, 2, 3]) {
+      const entry = newEntry('v', 0, 1_000, { keepStaleMs: 500, votes });
+      expect(judge(entry, {}, undefined, 10)).toEqual({ use: 'fresh' });
+      expect(judge(entry, { staleIfErrorMs: 1_000 }, undefined, 1_100)).toMatchObject({ use: 'stale' });
+      expect(judge(entry, {}, undefined, 1_500)).toEqual({ use: 'unusable', why: 'expired' });
+    }
+  });
 });
 
 describe('the tip a verdict says an entry is current at', () => {

@@ -187,6 +187,19 @@ describe.skipIf(server === undefined)('RedisStore against a real redis-server', 
     await expect(store.get('bad')).rejects.toThrow(/unexpected shape/);
   });
 
+  it('keeps votes in the field n, only when there are any, and refuses an n that is no count', async () => {
+    const { store } = makeStore();
+    await store.connect();
+    await store.set('voted', 'a', undefined, { votes: 2 });
+    await store.set('plain', 'b');
+    expect(JSON.parse((await admin.get(`${store.keyPrefix}k:voted`))!)).toMatchObject({ v: 'a', n: 2 });
+    expect(JSON.parse((await admin.get(`${store.keyPrefix}k:plain`))!)).not.toHaveProperty('n');
+    for (const n of [0, -1, 1.5, '3', null]) {
+      await admin.set(`${store.keyPrefix}k:bad`, JSON.stringify({ v: 'c', s: 3, e: null, n }));
+      await expect(store.get('bad'), JSON.stringify(n)).rejects.toThrow(/unexpected shape/);
+    }
+  });
+
   it('reads a value written before staleAt and tipHeight were stored', async () => {
     const { store } = makeStore();
     await store.connect();

@@ -85,6 +85,44 @@ describe('SqliteStore', () => {
     expect(rowCount(file)).toBe(3);
   });
 
+  it('migrates a file written before votes existed: its rows have none, new rows keep theirs', async () => {
+    const file = path.join(tmp.dir, 'clarity-cache.db');
+    const old = new Database(file);
+    old.exec(`CREATE TABLE entries (key TEXT PRIMARY KEY, value TEXT NOT NULL, stored_at INTEGER NOT NULL,
+        expires_at INTEGER, stale_at INTEGER, tip_height INTEGER, chain TEXT, tip_reported INTEGER) WITHOUT ROWID;
+      INSERT INTO entries VALUES ('ro:old', 'a', 1, NULL, NULL, 7, 'c1', 1);`);
+    old.close();
+    const clock = testClock();
+    const store = openStore(tmp.dir, 'clarity-cache.db', { now: clock.now, sweepIntervalMs: 0 });
+    expect(await store.get('ro:old')).toEqual({
+      value: 'a',
+      storedAt: 1,
+      staleAt: null,
+      expiresAt: null,
+      tipHeight: 7,
+      chain: 'c1',
+      tipReported: true,
+    });
+    await store.set('ro:voted', 'b', undefined, { votes: 2 });
+    expect((await store.get('ro:voted'))?.votes).toBe(2);
+    await store.close();
+    const columns = (): string[] => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return (db.prepare('PRAGMA table_info(entries)').all() as { name: string }[]).map((c) => c.name);
+      } finally {
+        db.close();
+      }
+    };
+    expect(columns()).toContain('votes');
+    // Opening the migrated file again changes nothing.
+    const again = openStore(tmp.dir, 'clarity-cache.db', { now: clock.now, sweepIntervalMs: 0 });
+    expect((await again.get('ro:voted'))?.votes).toBe(2);
+    expect(await again.get('ro:old')).not.toHaveProperty('votes');
+    expect(columns().filter((c) => c === 'votes')).toHaveLength(1);
+    expect(rowCount(file)).toBe(2);
+  });
+
   it('creates the directory and the file, in WAL mode with synchronous=NORMAL', async () => {
     const dir = path.join(tmp.dir, 'a', 'b');
     const store = openStore(dir);

@@ -130,6 +130,20 @@ export function runStoreContract(name: string, factory: StoreFactory): void {
       expect((await store.get('ro:own'))?.tipReported).toBeUndefined();
     });
 
+    it('keeps the votes of an attested answer, and none for an entry written without', async () => {
+      await store.set('ro:voted', 'v', 1_000, { votes: 3, tipHeight: 9 });
+      expect(await store.get('ro:voted')).toMatchObject({ value: 'v', votes: 3, tipHeight: 9 });
+      await store.set('ro:plain', 'w', 1_000, { tipHeight: 9 });
+      const plain = await store.get('ro:plain');
+      expect(plain?.value).toBe('w');
+      expect(plain).not.toHaveProperty('votes');
+      // Overwritten without votes: one upstream's word again.
+      await store.set('ro:voted', 'x');
+      const rewritten = await store.get('ro:voted');
+      expect(rewritten?.value).toBe('x');
+      expect(rewritten).not.toHaveProperty('votes');
+    });
+
     it('holds a stale entry past its ttl for keepStaleMs, then drops it', async () => {
       const t = clock.now();
       await store.set('ro:stale', 'v', 1_000, { keepStaleMs: 500, tipHeight: 7 });

@@ -86,6 +86,76 @@ describe('cacheHeaders (RFC 9211 Cache-Status, Age)', () => {
       ),
     ).toEqual({ 'cache-status': 'clarity-cache; fwd=stale; ttl=0; detail=stale-if-error', age: '90' });
   });
+
+  it('ends with attested=N when the answer is attested: a hit, a miss, a stale answer', () => {
+    const entry = {
+      value: '',
+      storedAt: now - 5_500,
+      staleAt: now + 10_000,
+      expiresAt: now + 10_000,
+      tipHeight: 7,
+      votes: 3,
+    };
+    expect(cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }, now)).toEqual({
+      'cache-status': 'clarity-cache; hit; ttl=10; attested=3',
+      age: '5',
+    });
+    // A miss: the load's votes.
+    expect(cacheHeaders({ outcome: 'miss', stored: true, ttlMs: 30_000, meta: { votes: 2 } }, now)).toEqual({
+      'cache-status': 'clarity-cache; fwd=miss; stored; ttl=30; attested=2',
+      age: '0',
+    });
+    expect(
+      cacheHeaders({ outcome: 'coalesced', stored: true, ttlMs: undefined, meta: { votes: 2 } }, now)[
+        'cache-status'
+      ],
+    ).toBe('clarity-cache; fwd=miss; collapsed; stored; attested=2');
+    expect(
+      cacheHeaders(
+        { outcome: 'miss', stored: true, ttlMs: undefined, stale: 'refetch', meta: { votes: 1 } },
+        now,
+      )['cache-status'],
+    ).toBe('clarity-cache; fwd=stale; stored; attested=1');
+    // Stale answers of an attested entry.
+    const staleSince = now - 2_000;
+    expect(
+      cacheHeaders(
+        { outcome: 'hit', entry, stored: false, ttlMs: undefined, stale: 'while-revalidate', staleSince },
+        now,
+      ),
+    ).toEqual({
+      'cache-status': 'clarity-cache; hit; ttl=-2; detail=stale-while-revalidate; attested=3',
+      age: '5',
+    });
+    expect(
+      cacheHeaders(
+        { outcome: 'hit', entry, stored: false, ttlMs: undefined, stale: 'if-error', staleSince },
+        now,
+      )['cache-status'],
+    ).toBe('clarity-cache; fwd=stale; ttl=-2; detail=stale-if-error; attested=3');
+    // A replayed hit tells it too.
+    expect(hitHeaderPairs(entry)(now)).toEqual([
+      'cache-status',
+      'clarity-cache; hit; ttl=10; attested=3',
+      'age',
+      '5',
+    ]);
+  });
+
+  it('no attested without votes', () => {
+    const entry = { value: '', storedAt: now, staleAt: null, expiresAt: null, tipHeight: null };
+    const statuses = [
+      cacheHeaders({ outcome: 'hit', entry, stored: false, ttlMs: undefined }, now),
+      cacheHeaders({ outcome: 'miss', stored: true, ttlMs: 30_000 }, now),
+      cacheHeaders({ outcome: 'miss', stored: true, ttlMs: 30_000, meta: { tipHeight: 4 } }, now),
+      cacheHeaders(
+        { outcome: 'hit', entry, stored: false, ttlMs: undefined, stale: 'if-error', staleSince: now },
+        now,
+      ),
+    ].map((h) => h['cache-status']);
+    for (const s of statuses) expect(s).not.toMatch(/attested/);
+    expect(statuses[1]).toBe('clarity-cache; fwd=miss; stored; ttl=30');
+  });
 });
 
 describe('hitHeaderPairs (replayed hits)', () => {
