@@ -157,6 +157,71 @@ describe('attested entries on a shared Redis', () => {
   });
 });
 
+/** Resolves once cond() holds; checks on every turn of the event loop (bounded). */
+async function until(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * Two instances ask for one key at once: the first one's load is held at the nodes (every
+ * call-read gated) until the second one's request is waiting for it (its load of the key under
+ * way in-process), then released. Returns both answers and the call-reads the nodes saw.
+ */
+async function concurrently(
+  nodes: readonly FakeNode[],
+  first: RunningGateway,
+  second: RunningGateway,
+  n: number,
+): Promise<{ a: JsonResponse; b: JsonResponse; calls: number }> {
+  // The ABI first, on both, so that the read below is the only load of either.
+  expect((await read(first, 99)).status).toBe(200);
+  expect((await read(second, 98)).status).toBe(200);
+  const before = callReads(nodes);
+  for (const node of nodes) node.gate({ kind: 'call-read' });
+  const a = read(first, n);
+  await nodes[0]!.waitForRequests(nodes[0]!.count('call-read') + 1, { kind: 'call-read' });
+  const b = read(second, n);
+  await until(() => second.gateway.cache.inflight === 1, 'the second instance to wait for the key');
+  for (const node of nodes) node.release();
+  const [ra, rb] = await Promise.all([a, b]);
+  return { a: ra, b: rb, calls: callReads(nodes) - before };
+}
+
+describe('one key asked by two instances at once', () => {
+  it('shares one vote between two 2/3 instances, and both answers say its votes', async () => {
+    const nodes = [await node(), await node(), await node()];
+    const env = { UPSTREAM_CONSENSUS_TESTNET: '2/3' };
+    const one = await instance(nodes, env);
+    const two = await instance(nodes, env);
+    const { a, b, calls } = await concurrently(nodes, one, two, 5);
+    expect(a.status, JSON.stringify(a.body)).toBe(200);
+    expect(b.status, JSON.stringify(b.body)).toBe(200);
+    expect([a.body.data, b.body.data]).toEqual(['5', '5']);
+    expect(attested(a)).toBeGreaterThanOrEqual(2);
+    expect(attested(b)).toBe(attested(a));
+    expect(calls).toBeLessThanOrEqual(3);
+  });
+
+  it('a 2/3 instance never takes the value a 1/1 instance loaded at the same time', async () => {
+    const nodes = [await node(), await node(), await node()];
+    const single = await instance(nodes);
+    const voting = await instance(nodes, { UPSTREAM_CONSENSUS_TESTNET: '2/3' });
+    const { a, b } = await concurrently(nodes, single, voting, 6);
+    expect(a.status).toBe(200);
+    expect(b.status, JSON.stringify(b.body)).toBe(200);
+    expect(b.body.data).toBe('6');
+    // One upstream's word is not an attested answer for the instance that wants two.
+    expect(attested(b)).toBeGreaterThanOrEqual(2);
+    const again = await read(voting, 6);
+    expect(again.headers.get('cache-status')).toMatch(/^clarity-cache; hit/);
+    expect(attested(again)).toBeGreaterThanOrEqual(2);
+  });
+});
+
 describe('strikes and sitting out across the fleet', () => {
   it('an upstream one instance made sit out is sat out by the other: /ready, metrics, and never asked', async () => {
     const [bad, a, b] = [await node(true), await node(), await node()];
