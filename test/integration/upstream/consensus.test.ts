@@ -34,6 +34,7 @@ import {
   testEnv,
 } from '../../support/gateway.js';
 import { metricValue, parseMetrics } from '../../support/prom.js';
+import { openSse } from '../../support/sse.js';
 
 const ABI = {
   functions: [
@@ -691,6 +692,73 @@ describe('attested= in Cache-Status', () => {
     expect(info.status).toBe(200);
     expect(info.headers.get('cache-status') ?? '').not.toContain('attested');
     expect(bad.count('info') + a.count('info') + b.count('info')).toBeLessThanOrEqual(infoBefore + 1);
+  });
+});
+
+describe('broadcasts', () => {
+  // A testnet transaction's first bytes (version 0x80 names the network), as a node takes it.
+  const BODY = JSON.stringify({
+    tx: Buffer.from([0x80, 0x80, 0, 0, 0, 0x04, 0x00, 1, 2, 3]).toString('hex'),
+  });
+  const TXID = JSON.stringify(`0x${'ab'.repeat(32)}`);
+  const broadcast = (gw: RunningGateway) =>
+    fetch(`${gw.url}/v2/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: BODY,
+    }).then(async (res) => ({ status: res.status, text: await res.text(), headers: res.headers }));
+  const broadcasts = (n: FakeNode) => n.requests.filter((r) => r.path === '/v2/transactions');
+
+  it('are never voted (one upstream, no tip), and skip an upstream sitting out', async () => {
+    const [bad, a, b] = [await node(liar), await node(), await node()];
+    for (const n of [bad, a, b]) {
+      n.setRoute('POST', '/v2/transactions', {
+        status: 200,
+        body: TXID,
+        headers: { 'content-type': 'application/json' },
+      });
+    }
+    const gw = await gateway([bad, a, b], '2/3');
+    const first = await broadcast(gw);
+    expect(first.status).toBe(200);
+    expect(first.text).toBe(TXID);
+    expect(first.headers.get('cache-status') ?? '').not.toContain('attested');
+    expect([bad, a, b].map((n) => broadcasts(n).length)).toEqual([1, 0, 0]);
+    expect(broadcasts(bad)[0]!.query['tip']).toBeUndefined();
+
+    for (let n = 1; n <= 3; n++) expect((await read(gw, n)).status).toBe(200);
+    await expect.poll(async () => (await states(gw))['testnet'], { timeout: 5000 }).toBe('sitting-out');
+    const second = await broadcast(gw);
+    expect(second.status).toBe(200);
+    expect([bad, a, b].map((n) => broadcasts(n).length)).toEqual([1, 1, 0]);
+  });
+});
+
+describe('watched reads', () => {
+  it('are voted: a liar’s value never reaches the stream', async () => {
+    const [bad, a, b] = [await node(liar), await node(), await node()];
+    const gw = await gateway([bad, a, b], '2/3');
+    const sub = await request(`${gw.url}/subscriptions`, {
+      body: {
+        reads: [
+          {
+            contractAddress: TESTNET_ADDR,
+            contractName: 'demo',
+            functionName: 'get-n',
+            functionArgs: [hex(Cl.uint(3))],
+          },
+        ],
+      },
+    });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(201);
+    const sse = await openSse(`${gw.url}${sub.body.data.events}`);
+    running.push({ close: async () => sse.close() });
+    expect(sse.status).toBe(200);
+    const first = await sse.next((e) => e.event === 'values');
+    expect(first.json.values).toEqual([{ index: 0, value: '3', raw: hex(Cl.uint(3)) }]);
+    // The liar was asked at the stream's block and lost.
+    expect(tipsSeen(bad)).toContain(bad.block(100).indexBlockHash);
+    expect(await strikes(gw, 'testnet')).toBeGreaterThanOrEqual(1);
   });
 });
 
