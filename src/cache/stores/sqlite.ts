@@ -327,6 +327,14 @@ export class SqliteStore implements CacheStore {
     return this.#sweep.run(this.#now()).changes;
   }
 
+  /**
+   * The connection, for the usage tables kept in the same file (src/service/usage/sqlite-store.ts),
+   * so that they share its size limit and busy timeout. Closing it stays this store's.
+   */
+  get database(): Database.Database {
+    return this.#db;
+  }
+
   /** Read one pragma of this connection (journal_mode, synchronous...), for diagnostics and tests. */
   pragma(name: 'journal_mode' | 'synchronous' | 'busy_timeout'): unknown {
     return this.#db.pragma(name, { simple: true });
