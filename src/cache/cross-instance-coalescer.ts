@@ -18,6 +18,11 @@ export interface CoalesceTask {
   readonly stores: boolean;
   /** A bust: only a value whose load began after this call started is acceptable. */
   readonly fresh: boolean;
+  /**
+   * How many upstreams attested the value load() produced (docs/consensus.md), read when the
+   * load ends and told to the other instances with it; undefined: one upstream's word.
+   */
+  readonly votes?: number | undefined;
 }
 
 export interface CoalescedValue {
@@ -26,6 +31,8 @@ export interface CoalescedValue {
   readonly loadedHere: boolean;
   /** For a value from elsewhere: whether it is in the shared store already. */
   readonly stored: boolean;
+  /** For a value from elsewhere: the upstreams that attested it (undefined: one upstream's word). */
+  readonly votes?: number | undefined;
 }
 
 export interface CrossInstanceCoalescer {

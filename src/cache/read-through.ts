@@ -416,12 +416,25 @@ export class ReadThroughCache {
       get stores() {
         return storing();
       },
+      get votes() {
+        return meta?.votes;
+      },
       fresh: policy.bust === true,
     });
+    // Another instance's value attested by fewer upstreams than this key needs here (an
+    // instance of another consensus setting on the same store): not this request's answer.
+    const required = this.attestation?.required(key);
+    if (!shared.loadedHere && required !== undefined && (shared.votes ?? 1) < required) {
+      const got = loaded(await load(ctx));
+      const stored =
+        storing() && (await this.put(key, got.value, policy.ttlMs, this.#entryMeta(got.meta, policy)));
+      return { value: got.value, remote: false, stored, meta: got.meta };
+    }
+    if (!shared.loadedHere && shared.votes !== undefined) meta = { votes: shared.votes };
     // Another instance's value that it did not store (its request had skipCache): store it here.
     let stored = shared.loadedHere ? storedHere : storing() && shared.stored;
     if (!shared.loadedHere && storing() && !shared.stored)
-      stored = await this.put(key, shared.value, policy.ttlMs, this.#entryMeta(undefined, policy));
+      stored = await this.put(key, shared.value, policy.ttlMs, this.#entryMeta(meta, policy));
     return { value: shared.value, remote: !shared.loadedHere, stored, meta };
   }
 

@@ -41,6 +41,7 @@ import type {
   SharedFailure,
   SharedFailures,
 } from './cross-instance-coalescer.js';
+import type { CacheEntry } from './entry.js';
 
 const RELEASE = new LuaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -91,6 +92,8 @@ interface Outcome {
   b?: number;
   /** The failure, when it is one every waiter would meet too. */
   e?: SharedFailure;
+  /** The upstreams that attested the value (attested answers); absent: one upstream's word. */
+  n?: number;
 }
 
 /** Outcomes for one run, buffered from the moment it starts. */
@@ -198,7 +201,7 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
           this.#onWait(key);
         }
         const entry = task.fresh ? undefined : await task.read();
-        if (entry !== undefined) return { value: entry.value, loadedHere: false, stored: true };
+        if (entry !== undefined) return fromStore(entry);
         const remaining = deadline - Date.now();
         if (remaining <= 0) return await this.#loadHere(task);
         const outcome = await inbox.next(Math.min(delay, remaining));
@@ -208,7 +211,12 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
           delay = this.#pollMinMs;
         } else if (outcome !== undefined) {
           if (outcome.ok && outcome.v !== undefined) {
-            return { value: outcome.v, loadedHere: false, stored: outcome.s === true };
+            return {
+              value: outcome.v,
+              loadedHere: false,
+              stored: outcome.s === true,
+              ...(typeof outcome.n === 'number' ? { votes: outcome.n } : {}),
+            };
           }
           const failure = outcome.e === undefined ? undefined : this.#failures.revive(outcome.e);
           if (failure !== undefined) throw failure;
@@ -240,7 +248,7 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
     try {
       // Stored by another instance between this one's miss and its lock? (Not for a bust.)
       const entry = task.fresh ? undefined : await task.read();
-      if (entry !== undefined) return { value: entry.value, loadedHere: false, stored: true };
+      if (entry !== undefined) return fromStore(entry);
       const began = Date.now();
       let value: string;
       try {
@@ -256,7 +264,16 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
         });
         throw err;
       }
-      this.#publish({ i: this.#instance, k: key, ok: true, v: value, s: task.stores, b: began });
+      const votes = task.votes;
+      this.#publish({
+        i: this.#instance,
+        k: key,
+        ok: true,
+        v: value,
+        s: task.stores,
+        b: began,
+        ...(votes === undefined ? {} : { n: votes }),
+      });
       return { value, loadedHere: true, stored: task.stores };
     } finally {
       clearInterval(renew);
@@ -311,4 +328,14 @@ export class RedisCoalescer implements CrossInstanceCoalescer {
     if (set === undefined) return;
     for (const inbox of set) inbox.push(outcome);
   }
+}
+
+/** Another instance's value as the shared store holds it. */
+function fromStore(entry: CacheEntry): CoalescedValue {
+  return {
+    value: entry.value,
+    loadedHere: false,
+    stored: true,
+    ...(entry.votes === undefined ? {} : { votes: entry.votes }),
+  };
 }
