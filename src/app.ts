@@ -19,6 +19,7 @@ import {
   pinVotes,
   startupRoundOf,
 } from './app/upstream-client.js';
+import { createUsage } from './app/usage.js';
 import { createWatch } from './app/watch.js';
 import type { ReadThroughCache } from './cache/read-through.js';
 import type { CacheStore } from './cache/store.js';
@@ -31,6 +32,7 @@ import { registerSecret } from './config/redact.js';
 import { configuredSecrets } from './config/secrets.js';
 import { MemoryQuota } from './http/admission/quota-store.js';
 import type { FastLane } from './http/fast-lane.js';
+import { usageRoutes } from './http/routes/usage.js';
 import { createServer } from './http/server.js';
 import { Metrics } from './observability/metrics.js';
 import { UpstreamHealth } from './observability/upstream-health.js';
@@ -146,10 +148,13 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
 
   let draining = false;
   const isDraining = (): boolean => draining;
+  // Usage metered per key, in the cache's own store (docs/usage.md).
+  const usage = createUsage(config, ownedStore, log);
   const front = installFront(app, config, {
     metrics,
     quota: scaleOut?.quota ?? new MemoryQuota(),
     isDraining,
+    usage,
   });
   const observed = await wireObserver(config, deps.contractSource, services, tracker, {
     metrics,
@@ -169,7 +174,9 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     maxUnsentBytes: config.watchMaxUnsentBytes,
     cors: front.cors,
     onEnded: (code) => metrics.watch.dropped(code === 'SLOW_CONSUMER' ? 'slow-consumer' : 'deleted'),
+    usage,
   });
+  await app.register(usageRoutes, { usage, admin: config.adminToken !== undefined });
   await registerOperatorRoutes(
     app,
     config,
@@ -204,6 +211,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     scaleOut,
     store: ownedStore,
     watch,
+    usage,
   });
   return {
     app,

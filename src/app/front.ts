@@ -17,6 +17,7 @@ import { manageConnections } from '../http/connections.js';
 import { type CorsHeaders, installCors } from '../http/cors.js';
 import { installErrorHandling } from '../http/error-handler.js';
 import { FastLane } from '../http/fast-lane.js';
+import { installMetering, type UsageSink } from '../http/metering.js';
 import { installJsonParsing } from '../http/raw-body.js';
 import { nextRequestId } from '../http/request-ids.js';
 import { type EndpointLine, trackEndpoints, trackRoutes } from '../http/route-table.js';
@@ -41,6 +42,8 @@ export function installFront(
     readonly metrics: Metrics;
     readonly quota: QuotaStore;
     readonly isDraining: () => boolean;
+    /** Where each metered answer's usage goes (docs/usage.md); undefined: not recorded. */
+    readonly usage?: UsageSink | undefined;
   },
 ): Front {
   const { metrics, isDraining } = wiring;
@@ -69,10 +72,14 @@ export function installFront(
     onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
     isDraining,
   });
+  // Every metered answer's cost (a header) and usage (a record), before the lane captures it.
+  installMetering(app, config.costs, wiring.usage);
   // Last of the root hooks: it captures answers with the headers every other hook added.
   const lane = new FastLane({
     admission,
     isDraining,
+    costs: config.costs,
+    usage: wiring.usage,
     onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
     logRequest: logsRequests(config.logLevel)
       ? (fields) =>

@@ -39,7 +39,7 @@ export async function registerApiRoutes(
   await app.register(decodeRoute);
   await app.register(readOnlyRoute, { service: readOnly });
   await app.register(abiRoutes, { abis });
-  await app.register(batchRoute, { batch, maxCalls: config.batchMaxCalls });
+  await app.register(batchRoute, { batch, maxCalls: config.batchMaxCalls, costs: config.costs });
   await app.register(subscriptionRoutes, watch);
   await app.register(nodeRoutes, { service: readOnly, abis, routes });
 }

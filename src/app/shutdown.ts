@@ -26,6 +26,8 @@ export function closeInOrder(
     readonly store: CacheStore;
     /** Watched reads' open streams, ended before the server closes (their clients reconnect elsewhere). */
     readonly watch?: { close(): void } | undefined;
+    /** Usage rows not yet written: written once no answer can add to them, before the store goes. */
+    readonly usage?: { close(): Promise<void> } | undefined;
   },
 ): () => Promise<void> {
   const { app, node, observer, store } = parts;
@@ -50,6 +52,7 @@ export function closeInOrder(
       } finally {
         clearTimeout(abort);
       }
+      await parts.usage?.close();
       await node.close?.();
       await parts.scaleOut?.close();
       await store.close();

@@ -120,6 +120,10 @@ export interface Config {
   readonly watchIdleTtlS: number;
   /** Bytes a stream may leave unsent before it is dropped as a slow consumer. */
   readonly watchMaxUnsentBytes: number;
+  /** Units per answer (docs/usage.md): from the cache, needing the upstream, decode. */
+  readonly costs: Readonly<{ hit: number; miss: number; decode: number }>;
+  /** Whole UTC days of usage rows kept, today included. */
+  readonly usageRetentionDays: number;
   /** Port of the event observer listener (docs/events.md); undefined = off. */
   readonly eventObserverPort: number | undefined;
   readonly eventObserverHost: string;
@@ -413,6 +417,12 @@ export function loadConfig(env: Env = process.env): Config {
     watchMaxStreamsAnonymous: intVar(env, 'WATCH_MAX_STREAMS_ANONYMOUS'),
     watchIdleTtlS: intVar(env, 'WATCH_IDLE_TTL_S'),
     watchMaxUnsentBytes: intVar(env, 'WATCH_MAX_UNSENT_BYTES'),
+    costs: Object.freeze({
+      hit: intVar(env, 'COST_HIT'),
+      miss: intVar(env, 'COST_MISS'),
+      decode: intVar(env, 'COST_DECODE'),
+    }),
+    usageRetentionDays: intVar(env, 'USAGE_RETENTION_DAYS'),
     ...eventObserver(env),
   };
   // Node refuses a headers timeout longer than the request timeout: say so by name instead.

@@ -265,6 +265,30 @@ export const VARIABLES: readonly Variable[] = [
     doc: 'a stream whose client leaves more than this unsent gets a last `SLOW_CONSUMER` event and is closed',
   },
   {
+    name: 'COST_HIT',
+    kind: int(0),
+    default: '1',
+    doc: 'units an answer from the cache costs (a stale one included); see [Usage and costs](#usage-and-costs)',
+  },
+  {
+    name: 'COST_MISS',
+    kind: int(0),
+    default: '10',
+    doc: 'units an answer that needed the upstream costs (coalesced and bypassing ones included; once per answer, never per upstream request)',
+  },
+  {
+    name: 'COST_DECODE',
+    kind: int(0),
+    default: '1',
+    doc: 'units a decode answer costs',
+  },
+  {
+    name: 'USAGE_RETENTION_DAYS',
+    kind: int(1, 36500),
+    default: '90',
+    doc: 'UTC days of usage rows kept (today included); older days are deleted',
+  },
+  {
     name: 'ADMIN_TOKEN',
     kind: { type: 'string' },
     default: undefined,

@@ -35,7 +35,15 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { LaneReuse } from '../service/answer.js';
-import type { Admission, Admitted, Verdict } from './admission/admission.js';
+import { type Admission, type Admitted, type Verdict, verdictOf } from './admission/admission.js';
+import {
+  COST_HEADER,
+  type Costs,
+  metered,
+  type ReplayMeter,
+  replayMeter,
+  type UsageSink,
+} from './metering.js';
 import { CACHE_STATUS_HEADER, replayHeaders, sendReplay } from './reply.js';
 import { cacheOutcomeOfHeader } from './request-context.js';
 
@@ -58,6 +66,8 @@ interface Offer {
   readonly dynamic: ((now: number) => readonly string[]) | undefined;
   readonly route: string;
   readonly url: string;
+  /** The route's parameters, for the usage row's function (metering.ts). */
+  readonly params: unknown;
 }
 
 interface LaneRequest extends IncomingMessage {
@@ -81,6 +91,8 @@ interface LaneEntry {
   /** Route pattern and URL as the full path's metrics and log line name them. */
   readonly route: string;
   readonly url: string;
+  /** How a replay is metered (a hit of its route), when its route is (docs/usage.md). */
+  readonly meter: ReplayMeter | undefined;
   readonly size: number;
   /** When the eviction order last heard of a hit on it (see TOUCH_MS). */
   touched: number;
@@ -107,7 +119,15 @@ const LIST_MAX = 8;
 const TOUCH_MS = 250;
 
 /** Headers never replayed: recomputed per answer, or Node's own. */
-const NOT_REPLAYED = new Set(['content-length', 'connection', 'date', 'keep-alive', 'transfer-encoding']);
+const NOT_REPLAYED = new Set([
+  'content-length',
+  'connection',
+  'date',
+  'keep-alive',
+  'transfer-encoding',
+  // The held answer's cost may have been a miss's; a replay is a hit and says its own.
+  COST_HEADER,
+]);
 
 export interface FastLaneOptions {
   readonly maxBytes?: number;
@@ -124,6 +144,10 @@ export interface FastLaneOptions {
    * goes to Fastify, whose admission hook answers the refusal.
    */
   readonly admission: Pick<Admission, 'admit'>;
+  /** Costs of answers (docs/usage.md): a replay of a metered route carries its hit cost. */
+  readonly costs?: Costs | undefined;
+  /** Where each metered replay's usage goes (the full path's onResponse records the others). */
+  readonly usage?: UsageSink | undefined;
 }
 
 /**
@@ -137,6 +161,7 @@ export function offerReplay(request: FastifyRequest, reuse: LaneReuse | undefine
     dynamic: replayHeaders(reuse),
     route: request.routeOptions.url ?? 'unmatched',
     url: request.url,
+    params: request.params,
   };
 }
 
@@ -352,6 +377,18 @@ export class FastLane {
     entry.reuse.served?.();
     const ms = performance.now() - start;
     this.#options.onAnswered(entry.route, method, entry.status, ms / 1000);
+    const meter = entry.meter;
+    if (meter !== undefined) {
+      this.#options.usage?.record({
+        key: verdict.key?.name ?? null,
+        route: meter.route,
+        function: meter.function,
+        outcome: 'hit',
+        units: meter.units,
+        upstreamRequests: 0,
+        bytesSent: entry.body.length,
+      });
+    }
     // The access line the full path writes (server.ts): the cache outcome its Cache-Status tells.
     if (this.#options.logRequest !== undefined) {
       const fields: Record<string, unknown> = {
@@ -398,6 +435,12 @@ export class FastLane {
       headers.push(name, String(value));
     }
     headers.push('content-length', String(answer.length));
+    const costs = this.#options.costs;
+    const meter =
+      costs !== undefined && metered(verdictOf(raw))
+        ? replayMeter(offer.route, offer.params, costs)
+        : undefined;
+    if (meter !== undefined) headers.push(COST_HEADER, String(meter.units));
     const requestBody = Buffer.allocUnsafeSlow(body.length);
     body.copy(requestBody);
     const entry: LaneEntry = {
@@ -413,6 +456,7 @@ export class FastLane {
       dynamic: offer.dynamic,
       route: offer.route,
       url: offer.url,
+      meter,
       size: url.length + requestBody.length + answer.length + headers.join('').length + ENTRY_OVERHEAD_BYTES,
       touched: Date.now(),
       lastDynamic: undefined,

@@ -44,7 +44,8 @@ export const TIP_HEIGHT_HEADER = 'x-canonical-stacks-tip-height';
 const AGE_HEADER = 'age';
 const RETRY_AFTER_HEADER = 'retry-after';
 /** The headers of an answer a browser's script may read (CORS), as they are usually spelt. */
-export const EXPOSED_ANSWER_HEADERS = 'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height';
+export const EXPOSED_ANSWER_HEADERS =
+  'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height, Clarity-Cache-Cost';
 
 // --- answers ------------------------------------------------------------------------------------
 

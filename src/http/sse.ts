@@ -19,6 +19,7 @@ import type {
   StreamSink,
   ValuesEvent,
 } from '../service/watch/types.js';
+import { COST_HEADER } from './metering.js';
 
 /** What a reconnecting EventSource waits, in ms. */
 const RETRY_MS = 2000;
@@ -40,6 +41,8 @@ export interface SseStreamOptions {
   readonly onClose: () => void;
   /** The gateway ended it (a slow consumer, a deletion): metrics. */
   readonly onEnded?: (code: StreamEndCode) => void;
+  /** Each event written (not the comment lines), with its bytes: usage metering (docs/usage.md). */
+  readonly onEvent?: (bytes: number) => void;
 }
 
 /**
@@ -100,8 +103,10 @@ export class SseStream implements StreamSink {
    */
   start(extra: OutgoingHttpHeaders): void {
     if (this.#gone || this.#pending === undefined) return;
-    this.#res.writeHead(200, { ...SSE_HEADERS, ...extra });
+    // Opening a stream costs nothing; each event it sends costs a unit (docs/usage.md).
+    this.#res.writeHead(200, { ...SSE_HEADERS, [COST_HEADER]: '0', ...extra });
     this.#res.write(`retry: ${RETRY_MS}\n\n${this.#pending.join('')}`);
+    for (const text of this.#pending) this.#sent(text);
     this.#pending = undefined;
     if (this.#ended) this.#res.end();
     else this.#slice = startBeating(this);
@@ -161,8 +166,14 @@ export class SseStream implements StreamSink {
       return;
     }
     this.#res.write(text);
+    this.#sent(text);
     // Bytes written but not yet taken by the socket.
     if (checked && this.#res.writableLength > this.#o.maxUnsentBytes) this.end('SLOW_CONSUMER');
+  }
+
+  /** Tell the meter of an event that reached the response (comment lines are not events). */
+  #sent(text: string): void {
+    if (this.#o.onEvent !== undefined && text.startsWith('event:')) this.#o.onEvent(Buffer.byteLength(text));
   }
 
   #closed(): void {

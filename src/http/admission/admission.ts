@@ -168,6 +168,7 @@ export class Admission {
     // A CORS preflight carries no credentials by design (the browser sends the key only on the
     // request it asks about), so it is answered without keys or quotas.
     if (preflight) return admitted('preflight', clientId, undefined, undefined);
+    if (route === 'usage') return this.#usage(req, clientId);
     if (!takesKeys(route)) return admitted(route, clientId, undefined, undefined);
     let key: ApiKey | undefined;
     if (o.keys !== undefined) {
@@ -203,6 +204,28 @@ export class Admission {
     const anonymous = o.anonymousPerMinute;
     if (anonymous === undefined) return admitted(route, clientId, undefined, undefined);
     return this.#spend(`client:${clientId}`, anonymous, route, clientId, undefined, 'client');
+  }
+
+  /**
+   * `GET /usage`: a key's own figures, so a valid key and nothing else (no quota is spent
+   * reading what was spent).
+   */
+  #usage(req: IncomingMessage, clientId: string): Verdict {
+    const presented = presentedKey(req);
+    const key = presented === undefined ? undefined : this.#options.keys?.find(presented);
+    if (key !== undefined) return admitted('usage', clientId, key, undefined);
+    return refuse(
+      'usage',
+      clientId,
+      undefined,
+      'api-key',
+      new GatewayError(
+        'UNAUTHORIZED',
+        presented === undefined
+          ? 'GET /usage answers the usage of the API key it is sent with: send it as X-API-Key: <key> or Authorization: Bearer <key>'
+          : 'the API key is not valid',
+      ),
+    );
   }
 
   /** Admin routes: ADMIN_TOKEN as a bearer token, compared in constant time. */

@@ -14,16 +14,21 @@ import {
   ReadOnlyParams,
   successEnvelope,
 } from '../../api/schemas.js';
+import type { CacheView } from '../../cache/view.js';
 import type { BatchService, CallShell } from '../../service/batch.js';
 import type { ReadOnlyRequest } from '../../service/read-only.js';
 import { toGatewayError } from '../error-handler.js';
-import { batchItemText, errorEnvelope, sendAnswer } from '../reply.js';
+import { type Costs, itemUnits, meterAs } from '../metering.js';
+import { batchItemText, CACHE_STATUS_HEADER, cacheHeaders, errorEnvelope, sendAnswer } from '../reply.js';
 import { requestContext } from '../request-context.js';
 
-export const batchRoute: FastifyPluginAsyncTypebox<{ batch: BatchService; maxCalls: number }> = async (
-  app,
-  { batch, maxCalls },
-) => {
+export const batchRoute: FastifyPluginAsyncTypebox<{
+  batch: BatchService;
+  maxCalls: number;
+  /** Costs of answers (docs/usage.md): a batch costs the sum of its items. */
+  costs?: Costs | undefined;
+}> = async (app, options) => {
+  const { batch, maxCalls } = options;
   app.post(
     '/contract-calls/batch',
     {
@@ -37,14 +42,32 @@ export const batchRoute: FastifyPluginAsyncTypebox<{ batch: BatchService; maxCal
       },
     },
     async (request, reply) => {
-      const answer = await batch.answer(request.body, callShell(request));
+      const shell = callShell(request, options.costs);
+      const answer = await batch.answer(request.body, shell);
+      // A batch costs the sum of its items, and needed the upstream if any item did.
+      if (options.costs !== undefined) meterAs(request, shell.spent.miss ? 'miss' : 'hit', shell.spent.units);
       return sendAnswer(reply, answer);
     },
   );
 };
 
 /** The single endpoint's validation and rendering, for the calls of one batch request. */
-function callShell(request: FastifyRequest): CallShell {
+function callShell(
+  request: FastifyRequest,
+  costs: Costs | undefined,
+): CallShell & { readonly spent: { miss: boolean; units: number } } {
+  const spent = { miss: false, units: 0 };
+  // What each item costs, as the single endpoint would have charged it (a failed item: 0).
+  const count = (cache: CacheView | undefined): void => {
+    if (costs === undefined) return;
+    const item = itemUnits(
+      200,
+      cache === undefined ? undefined : cacheHeaders(cache)[CACHE_STATUS_HEADER],
+      costs,
+    );
+    spent.units += item.units;
+    spent.miss ||= item.miss;
+  };
   // Compiled once per route by Fastify (it memoizes by schema), with the route's own compiler.
   const params = request.compileValidationSchema(ReadOnlyParams, 'params');
   const body = request.compileValidationSchema(ReadOnlyBody, 'body');
@@ -52,6 +75,7 @@ function callShell(request: FastifyRequest): CallShell {
     if (!validate(call)) throw toGatewayError({ validation: validate.errors, validationContext: part });
   };
   return {
+    spent,
     context: requestContext(request),
     validate(call) {
       // A call that is not an object is a body that is not one ("body must be object");
@@ -62,7 +86,10 @@ function callShell(request: FastifyRequest): CallShell {
       return call as ReadOnlyRequest;
     },
     item(outcome) {
-      if ('answer' in outcome) return batchItemText(outcome);
+      if ('answer' in outcome) {
+        count(outcome.answer.cache);
+        return batchItemText(outcome);
+      }
       const error = toGatewayError(outcome.error);
       return batchItemText({ error, envelope: JSON.stringify(errorEnvelope(request.log, error)) });
     },

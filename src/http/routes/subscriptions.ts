@@ -25,6 +25,7 @@ import type { WatchCaller, WatchService } from '../../service/watch/watch-servic
 import { admissionOf } from '../admission/hook.js';
 import type { CorsHeaders } from '../cors.js';
 import { toGatewayError } from '../error-handler.js';
+import type { UsageSink } from '../metering.js';
 import { requestContext } from '../request-context.js';
 import { SseStream } from '../sse.js';
 
@@ -36,13 +37,15 @@ export interface SubscriptionRoutesOptions {
   readonly cors?: CorsHeaders;
   /** The gateway ended a stream (metrics). */
   readonly onEnded?: (code: StreamEndCode) => void;
+  /** Where each event's usage goes (one unit each: docs/usage.md). */
+  readonly usage?: UsageSink | undefined;
 }
 
 export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOptions> = async (
   app,
   options,
 ) => {
-  const { watch } = options;
+  const { watch, usage } = options;
 
   app.post(
     '/subscriptions',
@@ -109,6 +112,9 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
           open?.close();
         },
         ...(options.onEnded === undefined ? {} : { onEnded: options.onEnded }),
+        ...(usage === undefined
+          ? {}
+          : { onEvent: eventMeter(usage, admissionOf(request)?.key?.name ?? null) }),
       });
       const lastEventId = request.headers['last-event-id'];
       try {
@@ -132,6 +138,26 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
     },
   );
 };
+
+/**
+ * An event stream's events in the usage rows: one unit each, no request of their own (the
+ * stream's request is counted once, when it ends, as every answer is).
+ */
+function eventMeter(usage: UsageSink, key: string | null): (bytes: number) => void {
+  return (bytes) =>
+    usage.record({
+      key,
+      route: EVENTS_ROUTE,
+      function: '',
+      outcome: 'hit',
+      requests: 0,
+      units: 1,
+      upstreamRequests: 0,
+      bytesSent: bytes,
+    });
+}
+
+const EVENTS_ROUTE = '/subscriptions/{id}/events';
 
 /** Who asks, as admission decided it. */
 function callerOf(request: FastifyRequest): WatchCaller {
