@@ -155,6 +155,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     quota: scaleOut?.quota ?? new MemoryQuota(),
     isDraining,
     usage,
+    monthUnits: (name) => usage.monthUnits(name),
   });
   const observed = await wireObserver(config, deps.contractSource, services, tracker, {
     metrics,

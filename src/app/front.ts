@@ -8,7 +8,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/index.js';
-import { Admission } from '../http/admission/admission.js';
+import { Admission, type Verdict } from '../http/admission/admission.js';
 import { type ApiKeyRing, loadApiKeys } from '../http/admission/api-keys.js';
 import { installAdmission } from '../http/admission/hook.js';
 import type { QuotaStore } from '../http/admission/quota-store.js';
@@ -44,6 +44,8 @@ export function installFront(
     readonly isDraining: () => boolean;
     /** Where each metered answer's usage goes (docs/usage.md); undefined: not recorded. */
     readonly usage?: UsageSink | undefined;
+    /** A key's units recorded this UTC month (unitsPerMonth quotas). */
+    readonly monthUnits?: ((name: string) => number) | undefined;
   },
 ): Front {
   const { metrics, isDraining } = wiring;
@@ -61,6 +63,7 @@ export function installFront(
     anonymousPerMinute: config.anonymousRequestsPerMinute,
     quota: wiring.quota,
     onKeyUse: (name, admitted) => metrics.keys.record(name, admitted),
+    monthUnits: wiring.monthUnits,
   });
   requireHostHeader(app);
   installAdmission(app, admission);
@@ -73,13 +76,15 @@ export function installFront(
     isDraining,
   });
   // Every metered answer's cost (a header) and usage (a record), before the lane captures it.
-  installMetering(app, config.costs, wiring.usage);
+  const charge = (verdict: Verdict, units: number): void => admission.charge(verdict, units);
+  installMetering(app, config.costs, wiring.usage, charge);
   // Last of the root hooks: it captures answers with the headers every other hook added.
   const lane = new FastLane({
     admission,
     isDraining,
     costs: config.costs,
     usage: wiring.usage,
+    charge,
     onAnswered: (route, method, status, seconds) => metrics.request(route, method, status, seconds),
     logRequest: logsRequests(config.logLevel)
       ? (fields) =>

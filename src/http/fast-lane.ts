@@ -37,10 +37,14 @@ import { LRUCache } from 'lru-cache';
 import type { LaneReuse } from '../service/answer.js';
 import { type Admission, type Admitted, type Verdict, verdictOf } from './admission/admission.js';
 import {
+  type Charge,
   COST_HEADER,
   type Costs,
   metered,
+  RATE_LIMIT_HEADER,
+  RATE_LIMIT_POLICY_HEADER,
   type ReplayMeter,
+  rateLimitHeaders,
   replayMeter,
   type UsageSink,
 } from './metering.js';
@@ -120,6 +124,9 @@ const TOUCH_MS = 250;
 
 /** Headers never replayed: recomputed per answer, or Node's own. */
 const NOT_REPLAYED = new Set([
+  // The asking client's quotas, made for each replay.
+  RATE_LIMIT_POLICY_HEADER,
+  RATE_LIMIT_HEADER,
   'content-length',
   'connection',
   'date',
@@ -148,6 +155,8 @@ export interface FastLaneOptions {
   readonly costs?: Costs | undefined;
   /** Where each metered replay's usage goes (the full path's onResponse records the others). */
   readonly usage?: UsageSink | undefined;
+  /** Take a replay's cost from the key's unit quota (Admission.charge). */
+  readonly charge?: Charge | undefined;
 }
 
 /**
@@ -372,7 +381,18 @@ export class FastLane {
       entry.lastDynamic = dynamic;
       entry.lastHeaders = dynamic === undefined ? entry.headers : entry.headers.concat(dynamic);
     }
-    sendReplay(res, entry.status, entry.lastHeaders, entry.body);
+    // The quotas' state is the asking client's, so its headers are made for each replay.
+    const limits =
+      entry.meter === undefined ? undefined : rateLimitHeaders(verdict.quotas, entry.meter.units);
+    sendReplay(
+      res,
+      entry.status,
+      limits === undefined
+        ? entry.lastHeaders
+        : entry.lastHeaders.concat(RATE_LIMIT_POLICY_HEADER, limits[0], RATE_LIMIT_HEADER, limits[1]),
+      entry.body,
+    );
+    if (entry.meter !== undefined) this.#options.charge?.(verdict, entry.meter.units);
     this.#served++;
     entry.reuse.served?.();
     const ms = performance.now() - start;

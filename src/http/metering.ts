@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UsageOutcome, UsageRecord } from '../service/usage/usage.js';
-import type { Verdict } from './admission/admission.js';
+import type { QuotaLine, Verdict } from './admission/admission.js';
 import { admissionOf } from './admission/hook.js';
 import { CACHE_STATUS_HEADER } from './reply.js';
 import { upstreamUsageOf } from './request-context.js';
@@ -32,6 +32,39 @@ export interface Costs {
 export interface UsageSink {
   record(record: UsageRecord): void;
 }
+
+export const RATE_LIMIT_POLICY_HEADER = 'ratelimit-policy';
+export const RATE_LIMIT_HEADER = 'ratelimit';
+
+/**
+ * The IETF rate-limit headers of an answer (docs/usage.md): one policy and one item per quota
+ * that applied, `q` and `w` in the policy, `r` (what is left after this answer, its cost
+ * included) and `t` (seconds until `r` is back to `q`) in the item. Undefined: no quota applied.
+ */
+export function rateLimitHeaders(
+  quotas: readonly QuotaLine[] | undefined,
+  units: number,
+): readonly [policy: string, limit: string] | undefined {
+  if (quotas === undefined || quotas.length === 0) return undefined;
+  const policies: string[] = [];
+  const items: string[] = [];
+  for (const l of quotas) {
+    const left = l.tokens - (l.inUnits ? units : 0);
+    const r = Math.max(0, Math.floor(left));
+    const t =
+      left >= l.q
+        ? 0
+        : l.resetS !== undefined
+          ? l.resetS
+          : Math.max(1, Math.ceil(((l.q - left) * l.w) / l.q));
+    policies.push(`"${l.policy}";q=${l.q};w=${l.w}`);
+    items.push(`"${l.policy}";r=${r};t=${t}`);
+  }
+  return [policies.join(', '), items.join(', ')];
+}
+
+/** Take an answer's cost from the asking key's unit quota (Admission.charge). */
+export type Charge = (verdict: Verdict, units: number) => void;
 
 /** What the fast lane needs to meter a replayed hit: its row's route and function, its cost. */
 export interface ReplayMeter {
@@ -138,7 +171,12 @@ export function itemUnits(
  * (unless its route set it: a batch), and an onResponse hook that records it. Installed before
  * the fast lane, so that the answers it holds carry the header (which it sets again per replay).
  */
-export function installMetering(app: FastifyInstance, costs: Costs, sink: UsageSink | undefined): void {
+export function installMetering(
+  app: FastifyInstance,
+  costs: Costs,
+  sink: UsageSink | undefined,
+  charge?: Charge,
+): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     const verdict = admissionOf(request);
     if (!metered(verdict)) return done(null, payload);
@@ -158,6 +196,12 @@ export function installMetering(app: FastifyInstance, costs: Costs, sink: UsageS
       units = own.units;
     } else units = unitsOf(route, outcome, costs);
     reply.header(COST_HEADER, String(units));
+    const limits = rateLimitHeaders(verdict?.quotas, units);
+    if (limits !== undefined) {
+      reply.header(RATE_LIMIT_POLICY_HEADER, limits[0]);
+      reply.header(RATE_LIMIT_HEADER, limits[1]);
+    }
+    if (verdict !== undefined && charge !== undefined) charge(verdict, units);
     METERED.set(request, { route, outcome, units });
     done(null, payload);
   });

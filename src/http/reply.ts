@@ -45,7 +45,7 @@ const AGE_HEADER = 'age';
 const RETRY_AFTER_HEADER = 'retry-after';
 /** The headers of an answer a browser's script may read (CORS), as they are usually spelt. */
 export const EXPOSED_ANSWER_HEADERS =
-  'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height, Clarity-Cache-Cost';
+  'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height, Clarity-Cache-Cost, RateLimit-Policy, RateLimit';
 
 // --- answers ------------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../../errors.js';
 import type { ApiKey, ApiKeyRing } from './api-keys.js';
 import { clientAddress } from './client-address.js';
-import type { QuotaStore } from './quota-store.js';
+import type { Balance, QuotaStore } from './quota-store.js';
 import { canonicalTarget } from './request-target.js';
 import { type RouteKind, routeKind, takesKeys } from './routes.js';
 import { sameSecret, secretDigest } from './secret.js';
@@ -46,6 +46,29 @@ export interface Admitted {
   readonly key: ApiKey | undefined;
   /** The key's upstream quota, asked before each upstream attempt; undefined = no limit. */
   readonly admitUpstream: (() => void | Promise<void>) | undefined;
+  /** The quotas that applied, as the RateLimit headers tell them (absent: none did). */
+  readonly quotas?: readonly QuotaLine[] | undefined;
+}
+
+/** The names of the quotas in the RateLimit headers (docs/usage.md). */
+export type QuotaPolicy = 'requests' | 'units' | 'units-month' | 'anonymous';
+
+/** One quota that applied to a request, as admission found it. */
+export interface QuotaLine {
+  readonly policy: QuotaPolicy;
+  /** The quota. */
+  readonly q: number;
+  /** Its window, seconds. */
+  readonly w: number;
+  /**
+   * What is left after admission: a request's token already taken; a cost in units not yet
+   * (the answer's cost comes off when the headers are written).
+   */
+  readonly tokens: number;
+  /** Counted in units: the answer's cost comes off `tokens`. */
+  readonly inUnits: boolean;
+  /** Seconds until it is full again whatever is left (the month's end); absent: refilled per minute. */
+  readonly resetS?: number;
 }
 
 export interface Refused {
@@ -57,6 +80,8 @@ export interface Refused {
   readonly key: ApiKey | undefined;
   readonly rule: RefusalRule;
   readonly error: GatewayError;
+  /** The quotas that applied (a 429 tells them with the refusing one at 0). */
+  readonly quotas?: readonly QuotaLine[] | undefined;
 }
 
 export type Verdict = Admitted | Refused;
@@ -78,6 +103,8 @@ export interface AdmissionOptions {
   readonly quota: QuotaStore;
   /** Told of every admitted or refused API request made with a key (metrics, admin view). */
   readonly onKeyUse?: ((name: string, admitted: boolean) => void) | undefined;
+  /** A key's units recorded this UTC month, fleet-wide (the usage rows), for unitsPerMonth. */
+  readonly monthUnits?: ((name: string) => number) | undefined;
 }
 
 const VERDICT = Symbol('admissionVerdict');
@@ -196,14 +223,111 @@ export class Admission {
         );
       }
     }
-    if (key !== undefined) {
-      const limit = key.requestsPerMinute;
-      if (limit === undefined) return this.#keyUse(admitted(route, clientId, key, this.upstreamGate(key)));
-      return this.#spend(this.#bucketOf(key), limit, route, clientId, key, 'key');
+    const checks = this.#quotasOf(key, clientId);
+    if (checks.length === 0) {
+      return key === undefined
+        ? admitted(route, clientId, undefined, undefined)
+        : this.#keyUse(admitted(route, clientId, key, this.upstreamGate(key)));
     }
-    const anonymous = o.anonymousPerMinute;
-    if (anonymous === undefined) return admitted(route, clientId, undefined, undefined);
-    return this.#spend(`client:${clientId}`, anonymous, route, clientId, undefined, 'client');
+    // Units first (they only look): a request refused for its units spends no request token.
+    const looked = checks.map((c) => (c.takes ? undefined : c.check(false)));
+    const then = (seen: readonly (Balance | undefined)[]): Verdict | Promise<Verdict> => {
+      const refused = seen.some((b) => b !== undefined && !b.ok);
+      const balances = checks.map((c, i) => seen[i] ?? c.check(!refused));
+      if (balances.every((b): b is Balance => !(b instanceof Promise)))
+        return this.#judgeQuotas(checks, balances, route, clientId, key);
+      return Promise.all(balances).then((all) => this.#judgeQuotas(checks, all, route, clientId, key));
+    };
+    if (looked.every((b) => !(b instanceof Promise))) return then(looked as (Balance | undefined)[]);
+    return Promise.all(looked).then(then);
+  }
+
+  /**
+   * The quotas that apply to a request (docs/access-control.md, docs/usage.md): a key's
+   * requests, units per minute and units per month; a keyless client's requests. Each checks
+   * its bucket: a request takes its token now; a cost in units is taken once the answer is
+   * known (charge), and only needs one unit left now.
+   */
+  #quotasOf(key: ApiKey | undefined, clientId: string): QuotaCheck[] {
+    const o = this.#options;
+    const checks: QuotaCheck[] = [];
+    if (key === undefined) {
+      const anonymous = o.anonymousPerMinute;
+      if (anonymous !== undefined) {
+        const id = `client:${clientId}`;
+        checks.push({
+          policy: 'anonymous',
+          q: anonymous,
+          takes: true,
+          check: (take) => o.quota.spend(id, anonymous, take ? 1 : 0, 1),
+        });
+      }
+      return checks;
+    }
+    const rpm = key.requestsPerMinute;
+    if (rpm !== undefined) {
+      const id = this.#bucketOf(key);
+      checks.push({
+        policy: 'requests',
+        q: rpm,
+        takes: true,
+        check: (take) => o.quota.spend(id, rpm, take ? 1 : 0, 1),
+      });
+    }
+    const upm = key.unitsPerMinute;
+    if (upm !== undefined) {
+      const id = `units:${key.name}`;
+      checks.push({ policy: 'units', q: upm, takes: false, check: () => o.quota.spend(id, upm, 0, 1) });
+    }
+    const month = key.unitsPerMonth;
+    const monthUnits = o.monthUnits;
+    if (month !== undefined && monthUnits !== undefined) {
+      checks.push({
+        policy: 'units-month',
+        q: month,
+        takes: false,
+        check: () => {
+          const left = month - monthUnits(key.name);
+          return left >= 1
+            ? { ok: true, tokens: left, waitMs: 0 }
+            : { ok: false, tokens: left, waitMs: untilNextMonth(Date.now()) };
+        },
+      });
+    }
+    return checks;
+  }
+
+  #judgeQuotas(
+    checks: readonly QuotaCheck[],
+    balances: readonly Balance[],
+    kind: AdmissionKind,
+    clientId: string,
+    key: ApiKey | undefined,
+  ): Verdict {
+    const now = Date.now();
+    const quotas: QuotaLine[] = checks.map((c, i) => lineOf(c, balances[i]!, now));
+    const first = balances.findIndex((b) => !b.ok);
+    if (first < 0) {
+      const verdict = admitted(kind, clientId, key, key === undefined ? undefined : this.upstreamGate(key));
+      return this.#keyUse({ ...verdict, quotas });
+    }
+    // The first quota spent names the refusal; Retry-After is the longest wait of those spent.
+    const waitMs = Math.max(...balances.filter((b) => !b.ok).map((b) => b.waitMs));
+    const c = checks[first]!;
+    const refusal = refuse(kind, clientId, key, 'quota', quotaError(c.policy, c.q, waitMs));
+    return this.#keyUse({ ...refusal, quotas });
+  }
+
+  /**
+   * Take an answer's cost from the key's units bucket (it may go below zero); the month's
+   * units are the usage rows'. Nothing to wait for: a failure leaves the bucket as it was.
+   */
+  charge(verdict: Verdict, units: number): void {
+    const key = verdict.key;
+    const upm = key?.unitsPerMinute;
+    if (key === undefined || upm === undefined || units <= 0 || !verdict.ok) return;
+    const spent = this.#options.quota.spend(`units:${key.name}`, upm, units, ALWAYS);
+    if (spent instanceof Promise) spent.catch(() => {});
   }
 
   /**
@@ -237,34 +361,6 @@ export class Admission {
     if (presented !== '' && sameSecret(secretDigest(presented), held))
       return admitted('admin', clientId, undefined, undefined);
     return refuse('admin', clientId, undefined, 'admin-token', adminTokenError());
-  }
-
-  #spend(
-    id: string,
-    limit: number,
-    kind: AdmissionKind,
-    clientId: string,
-    key: ApiKey | undefined,
-    scope: 'key' | 'client',
-  ): Verdict | Promise<Verdict> {
-    const wait = this.#options.quota.take(id, limit);
-    if (typeof wait === 'number') return this.#spent(wait, limit, kind, clientId, key, scope);
-    return wait.then((ms) => this.#spent(ms, limit, kind, clientId, key, scope));
-  }
-
-  #spent(
-    waitMs: number,
-    limit: number,
-    kind: AdmissionKind,
-    clientId: string,
-    key: ApiKey | undefined,
-    scope: 'key' | 'client',
-  ): Verdict {
-    return this.#keyUse(
-      waitMs === 0
-        ? admitted(kind, clientId, key, key === undefined ? undefined : this.upstreamGate(key))
-        : refuse(kind, clientId, key, 'quota', quotaError(scope, limit, waitMs)),
-    );
   }
 
   /** A key's quota bucket, named once per key (not joined again on every request). */
@@ -335,15 +431,63 @@ function adminTokenError(): GatewayError {
   });
 }
 
-function quotaError(scope: 'key' | 'client', limit: number, waitMs: number): GatewayError {
+function quotaError(policy: QuotaPolicy, limit: number, waitMs: number): GatewayError {
   const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+  const scope = policy === 'anonymous' ? 'client' : 'key';
   const who = scope === 'key' ? 'this API key' : 'this client address';
+  const what =
+    policy === 'units'
+      ? `${limit} units per minute`
+      : policy === 'units-month'
+        ? `${limit} units this month (UTC)`
+        : `${limit} requests per minute`;
   return new GatewayError(
     'RATE_LIMIT_EXCEEDED',
-    `${who} is over its quota of ${limit} requests per minute; retry in ${retryAfter} s`,
-    { scope, retryAfter, retryable: true, limitPerMinute: limit },
+    `${who} is over its quota of ${what}; retry in ${retryAfter} s`,
+    {
+      scope,
+      policy,
+      retryAfter,
+      retryable: true,
+      ...(policy === 'requests' || policy === 'anonymous' ? { limitPerMinute: limit } : { limit }),
+    },
     { retryAfter },
   );
+}
+
+/** A spend that always happens (a cost taken after the answer). */
+const ALWAYS = -Number.MAX_SAFE_INTEGER;
+
+/** Ms from `now` to the next UTC month. */
+export function untilNextMonth(now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - now;
+}
+
+interface QuotaCheck {
+  readonly policy: QuotaPolicy;
+  readonly q: number;
+  /** A request quota: its token is taken at admission (units are taken after the answer). */
+  readonly takes: boolean;
+  /** The bucket's balance; `take`: spend the request's token when it holds one. */
+  check(take: boolean): Balance | Promise<Balance>;
+}
+
+function lineOf(c: QuotaCheck, b: Balance, now: number): QuotaLine {
+  const month = c.policy === 'units-month';
+  return {
+    policy: c.policy,
+    q: c.q,
+    w: month ? Math.ceil((untilNextMonth(now) + (now - monthStart(now))) / 1000) : 60,
+    tokens: b.ok ? b.tokens : Math.min(0, b.tokens),
+    inUnits: c.policy === 'units' || month,
+    ...(month ? { resetS: Math.ceil(untilNextMonth(now) / 1000) } : {}),
+  };
+}
+
+function monthStart(now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 
 function upstreamQuotaError(key: ApiKey, waitMs: number): GatewayError {

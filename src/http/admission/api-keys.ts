@@ -19,6 +19,10 @@ export interface ApiKey {
   readonly requestsPerMinute: number | undefined;
   /** Upstream requests made for the key's requests, per minute; undefined = no limit. */
   readonly upstreamPerMinute: number | undefined;
+  /** Units (docs/usage.md) per minute, a token bucket; undefined = no limit. */
+  readonly unitsPerMinute?: number | undefined;
+  /** Units recorded in the current UTC calendar month, fleet-wide; undefined = no limit. */
+  readonly unitsPerMonth?: number | undefined;
 }
 
 /** Most presented texts remembered as valid (each is one of the file's keys). */
@@ -38,11 +42,15 @@ export class ApiKeyRing {
 
   /** The keys, without their secrets, in file order. */
   list(): ApiKey[] {
-    return [...this.#byDigest.values()].map(({ name, requestsPerMinute, upstreamPerMinute }) => ({
-      name,
-      requestsPerMinute,
-      upstreamPerMinute,
-    }));
+    return [...this.#byDigest.values()].map(
+      ({ name, requestsPerMinute, upstreamPerMinute, unitsPerMinute, unitsPerMonth }) => ({
+        name,
+        requestsPerMinute,
+        upstreamPerMinute,
+        ...(unitsPerMinute === undefined ? {} : { unitsPerMinute }),
+        ...(unitsPerMonth === undefined ? {} : { unitsPerMonth }),
+      }),
+    );
   }
 
   get size(): number {
@@ -107,7 +115,17 @@ export function parseApiKeys(parsed: unknown, file = 'API_KEYS_FILE'): HeldKey[]
       throw new ConfigError('API_KEYS_FILE', `${where} must be an object`);
     const o = item as Record<string, unknown>;
     for (const field of Object.keys(o))
-      if (!['name', 'key', 'keySha256', 'requestsPerMinute', 'upstreamPerMinute'].includes(field))
+      if (
+        ![
+          'name',
+          'key',
+          'keySha256',
+          'requestsPerMinute',
+          'upstreamPerMinute',
+          'unitsPerMinute',
+          'unitsPerMonth',
+        ].includes(field)
+      )
         throw new ConfigError('API_KEYS_FILE', `${where} has an unknown field "${field.slice(0, 40)}"`);
     const name = o['name'];
     if (typeof name !== 'string' || !/^[A-Za-z0-9._:@-]{1,64}$/.test(name))
@@ -138,6 +156,8 @@ export function parseApiKeys(parsed: unknown, file = 'API_KEYS_FILE'): HeldKey[]
       digest,
       requestsPerMinute: perMinute(o['requestsPerMinute'], `${where} ("${name}"): "requestsPerMinute"`),
       upstreamPerMinute: perMinute(o['upstreamPerMinute'], `${where} ("${name}"): "upstreamPerMinute"`),
+      unitsPerMinute: perMinute(o['unitsPerMinute'], `${where} ("${name}"): "unitsPerMinute"`),
+      unitsPerMonth: perMinute(o['unitsPerMonth'], `${where} ("${name}"): "unitsPerMonth"`),
     };
   });
 }

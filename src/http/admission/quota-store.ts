@@ -11,9 +11,25 @@
 /** 0 = a token was spent; otherwise the ms until the next token (nothing was spent). */
 export type QuotaTake = number | Promise<number>;
 
+/** A bucket after a spend: whether it held `minimum`, and what it holds now. */
+export interface Balance {
+  /** The bucket held at least `minimum` tokens, and `cost` was spent. */
+  readonly ok: boolean;
+  /** Tokens now (after the spend when ok); may be below zero for a cost in units. */
+  readonly tokens: number;
+  /** When not ok: ms until the bucket holds `minimum` again. */
+  readonly waitMs: number;
+}
+
 export interface QuotaStore {
   /** Spend one token of bucket `id` (capacity tokens, refilled capacity per minute). */
   take(id: string, capacity: number): QuotaTake;
+  /**
+   * Spend `cost` tokens of bucket `id` if it holds at least `minimum` (a cost in units is
+   * admitted while one unit is left, and may drive the bucket below zero: docs/usage.md).
+   * `cost` 0 only reads the balance.
+   */
+  spend(id: string, capacity: number, cost: number, minimum: number): Balance | Promise<Balance>;
 }
 
 const MINUTE_MS = 60_000;
@@ -38,13 +54,21 @@ export class MemoryQuota implements QuotaStore {
   }
 
   take(id: string, capacity: number): number {
-    const now = this.#now();
-    const bucket = this.#refill(id, capacity, now);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return 0;
+    const b = this.spend(id, capacity, 1, 1);
+    return b.ok ? 0 : b.waitMs;
+  }
+
+  spend(id: string, capacity: number, cost: number, minimum: number): Balance {
+    const bucket = this.#refill(id, capacity, this.#now());
+    if (bucket.tokens < minimum) {
+      return {
+        ok: false,
+        tokens: bucket.tokens,
+        waitMs: Math.ceil(((minimum - bucket.tokens) * MINUTE_MS) / capacity),
+      };
     }
-    return Math.ceil(((1 - bucket.tokens) * MINUTE_MS) / capacity);
+    bucket.tokens -= cost;
+    return { ok: true, tokens: bucket.tokens, waitMs: 0 };
   }
 
   #refill(id: string, capacity: number, now: number): Bucket {

@@ -12,7 +12,7 @@
 import type { Redis } from 'ioredis';
 import { KEY_PREFIX } from '../../redis/connection.js';
 import { LuaScript } from '../../redis/lua-script.js';
-import { MemoryQuota, type QuotaStore } from './quota-store.js';
+import { type Balance, MemoryQuota, type QuotaStore } from './quota-store.js';
 
 /** KEYS[1] the bucket {t: tokens, ts: ms}. ARGV: capacity. Returns 0 (spent) or ms until a token. */
 const TAKE = new LuaScript(`
@@ -36,6 +36,33 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) * 60000 / capacity)
 return 0
 `);
 
+/**
+ * KEYS[1] the bucket. ARGV: capacity, cost, minimum. Returns {1 or 0, tokens as text, ms
+ * until minimum} (see QuotaStore.spend).
+ */
+const SPEND = new LuaScript(`
+local capacity = tonumber(ARGV[1])
+local cost = tonumber(ARGV[2])
+local minimum = tonumber(ARGV[3])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local state = redis.call('HMGET', KEYS[1], 't', 'ts')
+local tokens = tonumber(state[1])
+local ts = tonumber(state[2])
+if tokens == nil or ts == nil then
+  tokens = capacity
+elseif now > ts then
+  tokens = math.min(capacity, tokens + (now - ts) * capacity / 60000)
+end
+if tokens < minimum then
+  return {0, string.format('%.17g', tokens), math.ceil((minimum - tokens) * 60000 / capacity)}
+end
+tokens = tokens - cost
+redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'ts', now)
+redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) * 60000 / capacity) + 1000)
+return {1, string.format('%.17g', tokens), 0}
+`);
+
 export class RedisQuota implements QuotaStore {
   readonly #client: Redis;
   readonly #prefix: string;
@@ -52,6 +79,19 @@ export class RedisQuota implements QuotaStore {
       return Number.isFinite(wait) ? wait : 0;
     } catch {
       return this.#fallback.take(id, capacity);
+    }
+  }
+
+  async spend(id: string, capacity: number, cost: number, minimum: number): Promise<Balance> {
+    try {
+      const reply = (await SPEND.run(this.#client, [this.#prefix + id], [capacity, cost, minimum])) as [
+        number,
+        string,
+        number,
+      ];
+      return { ok: Number(reply[0]) === 1, tokens: Number(reply[1]), waitMs: Number(reply[2]) };
+    } catch {
+      return this.#fallback.spend(id, capacity, cost, minimum);
     }
   }
 }

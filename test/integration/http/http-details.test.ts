@@ -312,7 +312,7 @@ describe('CORS', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe('*');
     expect(ok.headers.get('access-control-expose-headers')).toBe(
-      'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height, Clarity-Cache-Cost',
+      'Cache-Status, Age, Retry-After, X-Canonical-Stacks-Tip-Height, Clarity-Cache-Cost, RateLimit-Policy, RateLimit',
     );
     const notFound = await request(`${gw.url}/nope`, { headers: { origin } });
     expect(notFound.headers.get('access-control-allow-origin')).toBe('*');

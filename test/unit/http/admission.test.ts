@@ -340,6 +340,12 @@ describe('quotas', () => {
   it('waits for a store that answers later (Redis) and remembers that verdict too', async () => {
     const spent = new Map<string, number>();
     const later: QuotaStore = {
+      spend: async (id, capacity, cost) => {
+        const before = spent.get(id) ?? 0;
+        if (before + 1 > capacity) return { ok: false, tokens: capacity - before, waitMs: 5_000 };
+        spent.set(id, before + cost);
+        return { ok: true, tokens: capacity - before - cost, waitMs: 0 };
+      },
       take: async (id, capacity) => {
         const n = (spent.get(id) ?? 0) + 1;
         spent.set(id, n);

@@ -129,6 +129,12 @@ describe('the fast lane and admission', () => {
   it('waits for a verdict that comes later (a quota in Redis) before it answers', async () => {
     const spent = new Map<string, number>();
     const later: QuotaStore = {
+      spend: async (id, capacity, cost) => {
+        const before = spent.get(id) ?? 0;
+        if (before + 1 > capacity) return { ok: false, tokens: capacity - before, waitMs: 20_000 };
+        spent.set(id, before + cost);
+        return { ok: true, tokens: capacity - before - cost, waitMs: 0 };
+      },
       take: async (id, capacity) => {
         const n = (spent.get(id) ?? 0) + 1;
         spent.set(id, n);
