@@ -155,7 +155,7 @@ function parse(
   return {
     query: {
       ...(key === undefined ? {} : { key }),
-      from: from < oldest ? oldest : from,
+      from: Math.max(from, oldest),
       to,
       groupBy: groupBy as UsageDimension[],
     },
