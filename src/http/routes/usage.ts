@@ -155,7 +155,7 @@ function parse(
   return {
     query: {
       ...(key === undefined ? {} : { key }),
-      from: Math.max(from, oldest),
+      from: laterDay(from, oldest),
       to,
       groupBy: groupBy as UsageDimension[],
     },
@@ -195,4 +195,9 @@ function field(value: unknown): string {
   // The anonymous key is empty in CSV (null in JSON).
   const text = value === null || value === undefined ? '' : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** The later of two UTC days (`YYYY-MM-DD` sorts as text). */
+function laterDay(a: string, b: string): string {
+  return a.localeCompare(b) >= 0 ? a : b;
 }
