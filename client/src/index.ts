@@ -31,8 +31,11 @@ import type {
   KnownContractsOptions,
   ReadOnlyOptions,
   Subscription,
+  UsageOptions,
+  UsageReport,
   WatchRead,
 } from './types.js';
+import { usagePath } from './usage.js';
 import { subscribeRequest, unsubscribeRequest, type WatchHandle, type WatchOptions, watch } from './watch.js';
 
 export {
@@ -49,6 +52,7 @@ export * from './errors.js';
 export { createSseParser, type SseEvent, type SseHandlers, type SseParser } from './sse.js';
 export { envelopeError, type RetryEvent, type RetryPolicy } from './transport.js';
 export * from './types.js';
+export { USAGE_DIMENSIONS, usageQuery } from './usage.js';
 export type { WatchHandle, WatchOptions, WatchReconnectEvent } from './watch.js';
 
 import { splitContractId } from './contract-id.js';
@@ -82,6 +86,7 @@ export interface RawClient {
   batch(calls: readonly BatchCall[], options?: BatchOptions): Promise<ClientResponse<BatchResult>>;
   subscribe(reads: readonly WatchRead[]): Promise<ClientResponse<Subscription>>;
   unsubscribe(id: string): Promise<ClientResponse<unknown>>;
+  usage(options?: UsageOptions): Promise<ClientResponse<UsageReport>>;
 }
 
 export interface ClarityCacheClient {
@@ -111,6 +116,13 @@ export interface ClarityCacheClient {
   subscribe(reads: readonly WatchRead[]): Promise<Subscription>;
   /** Delete a subscription: its open streams end. */
   unsubscribe(id: string): Promise<void>;
+  /**
+   * The usage of the key this client sends (`GET /usage`, with its `X-API-Key` header): rows
+   * grouped by `groupBy` over `from`..`to` (UTC days), and their totals. Costs nothing; without
+   * a valid key the gateway answers 401 (`UnauthorizedError`). Each answer's own cost is in
+   * `raw.*(...).meta.cost`.
+   */
+  usage(options?: UsageOptions): Promise<UsageReport>;
   readonly raw: RawClient;
 }
 
@@ -181,6 +193,7 @@ export function createClient(options: ClientOptions): ClarityCacheClient {
     },
     subscribe: (reads) => subscribeRequest(transport, reads),
     unsubscribe: (id) => unsubscribeRequest(transport, id),
+    usage: (opts = {}) => send(transport, 'GET', usagePath('/usage', opts)),
   };
 
   return {
@@ -195,5 +208,6 @@ export function createClient(options: ClientOptions): ClarityCacheClient {
     unsubscribe: async (id) => {
       unwrap(await raw.unsubscribe(id));
     },
+    usage: async (opts) => unwrap(await raw.usage(opts)),
   };
 }

@@ -61,6 +61,7 @@ function readMeta(headers: Headers): AnswerMeta {
     cacheStatus: headers.get('cache-status') ?? undefined,
     age: num('age'),
     tipHeight: num('x-canonical-stacks-tip-height'),
+    cost: num('clarity-cache-cost'),
   };
 }
 

@@ -154,6 +154,12 @@ export interface AnswerMeta {
   readonly age: number | undefined;
   /** `X-Canonical-Stacks-Tip-Height`, when the upstream told it. */
   readonly tipHeight: number | undefined;
+  /**
+   * `Clarity-Cache-Cost`: the units this answer cost the key it was sent with (docs/usage.md:
+   * a hit 1, a miss 10 by default, a refusal or an error 0); undefined when the answer has no
+   * such header (a route that is not metered, or a gateway without metering).
+   */
+  readonly cost: number | undefined;
 }
 
 /** A whole answer: HTTP status, the envelope, and the cache headers. */
@@ -216,4 +222,51 @@ export interface WatchValuesEvent {
  */
 export interface WatchReset {
   readonly reason: 'unknown' | 'not-canonical' | (string & {});
+}
+
+/** What usage rows may be grouped by (docs/usage.md), in the order rows are sorted by them. */
+export type UsageDimension = 'key' | 'day' | 'route' | 'function' | 'outcome';
+
+/** The four figures of a usage row, and of the totals. */
+export interface UsageFigures {
+  readonly requests: number;
+  readonly units: number;
+  /** Exchanges with the upstream made for the answers (retries, hedges, ABIs, votes included). */
+  readonly upstreamRequests: number;
+  /** Body bytes sent. */
+  readonly bytesSent: number;
+}
+
+/** One group of usage: the fields grouped by (only those) and the figures summed over it. */
+export interface UsageRow extends UsageFigures {
+  /** The key's name; null for anonymous requests. */
+  readonly key?: string | null;
+  /** UTC day, `YYYY-MM-DD`. */
+  readonly day?: string;
+  /** The route's path template, e.g. `/contract-calls/read-only/{contractAddress}/{contractName}/{functionName}`. */
+  readonly route?: string;
+  /** `<address>.<contract>::<function>`, `<address>.<contract>`, or '' when the route has none. */
+  readonly function?: string;
+  readonly outcome?: 'hit' | 'miss' | 'error' | 'refused' | (string & {});
+}
+
+/** The answer of `GET /usage` (and `GET /admin/usage`): the period, the grouping, rows and totals. */
+export interface UsageReport {
+  /** First UTC day, inclusive. */
+  readonly from: string;
+  /** Last UTC day, inclusive. */
+  readonly to: string;
+  readonly groupBy: readonly UsageDimension[];
+  readonly rows: readonly UsageRow[];
+  readonly totals: UsageFigures;
+}
+
+/** What `usage()` asks for; the gateway's defaults: the retention period up to today, by key and day. */
+export interface UsageOptions {
+  /** First UTC day, `YYYY-MM-DD`, inclusive. */
+  readonly from?: string;
+  /** Last UTC day, `YYYY-MM-DD`, inclusive. */
+  readonly to?: string;
+  /** Dimensions of a row, at most once each (default key, day); an empty list: totals only. */
+  readonly groupBy?: readonly UsageDimension[];
 }

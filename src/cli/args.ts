@@ -16,14 +16,22 @@ export interface ParsedArgs {
   readonly fresh: boolean;
   readonly port: string | undefined;
   readonly host: string | undefined;
+  /** usage: a key name (`-`: anonymous requests), the first and last UTC day, the grouping. */
+  readonly key: string | undefined;
+  readonly from: string | undefined;
+  readonly to: string | undefined;
+  readonly groupBy: string | undefined;
+  /** usage: the answer's data as JSON, or the gateway's CSV, instead of a table. */
+  readonly json: boolean;
+  readonly csv: boolean;
 }
 
 export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-const VALUE_OPTIONS = ['url', 'sender', 'network', 'port', 'host'] as const;
-const FLAG_OPTIONS = ['raw', 'help', 'fresh', 'version'] as const;
+const VALUE_OPTIONS = ['url', 'sender', 'network', 'port', 'host', 'key', 'from', 'to', 'group-by'] as const;
+const FLAG_OPTIONS = ['raw', 'help', 'fresh', 'version', 'json', 'csv'] as const;
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const positional: string[] = [];
@@ -68,6 +76,12 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     fresh: flags.has('fresh'),
     port: values['port'],
     host: values['host'],
+    key: values['key'],
+    from: values['from'],
+    to: values['to'],
+    groupBy: values['group-by'],
+    json: flags.has('json'),
+    csv: flags.has('csv'),
   };
 }
 

@@ -39,6 +39,10 @@ Usage:
   clarity-cache abi <addr.name>                   print a contract's ABI
   clarity-cache known                             list the contracts whose ABI the gateway holds
   clarity-cache decode <hex>                      decode a serialized Clarity value
+  clarity-cache usage [--key NAME] [--from DAY] [--to DAY] [--group-by DIM[,DIM]] [--json|--csv]
+                                                  usage per key, day, route, function, outcome:
+                                                  every key's with $ADMIN_TOKEN, else the own
+                                                  usage of the key in $CLARITY_CACHE_API_KEY
   clarity-cache --version                         print the version
 
 Options (anywhere on the line):
@@ -50,6 +54,14 @@ Options (anywhere on the line):
   --sender ADDR   call, watch: the sender address of the call
   --network NET   call, watch: mainnet or testnet (default: from the contract address)
   --fresh         call: bypass the cache (cacheControl.bustCache)
+  --key NAME      usage: this key's rows only (needs ADMIN_TOKEN; - for anonymous requests)
+  --from DAY, --to DAY
+                  usage: the first and last UTC day (YYYY-MM-DD), inclusive (default: the
+                  gateway's retention period up to today)
+  --group-by DIMS usage: comma-separated among key, day, route, function, outcome (default
+                  key,day); rows are sorted by them in that order
+  --json          usage: the answer's data as JSON instead of a table
+  --csv           usage: the gateway's CSV (RFC 4180, the anonymous key as an empty field)
   --help, -h      this text
   --version       the version alone
 
@@ -65,6 +77,10 @@ exit status is 2 for a wrong command line (found before any request), else 1.
 watch prints one JSON line per change, {"tipHeight", "indexBlockHash", "value"} (or "error"
 instead of "value" when the call failed at that block); it reconnects by itself, saying so on
 stderr, and Ctrl-C ends it with exit status 0.
+usage prints a table: the group fields, then requests, units, upstreamRequests and bytesSent,
+and a total line; the anonymous key is shown as (anonymous). It sends ADMIN_TOKEN as
+Authorization: Bearer (GET /admin/usage), else CLARITY_CACHE_API_KEY as X-API-Key (GET /usage);
+without either, or with --key and only a key, it is a usage error.
 
 Examples (each runs as written against \`npm run demo\`):
 ${EXAMPLES.map((line) => `  ${line}`).join('\n')}

@@ -24,12 +24,15 @@ import {
   parseClarityLiteral,
   type SimpleValue,
   splitContractId,
+  type UsageReport,
   type WatchHandle,
 } from '../../client/src/index.js';
+import { send } from '../../client/src/transport.js';
 import type { Network } from '../network.js';
 import { type ParsedArgs, parseArgs, UsageError } from './args.js';
 import { gatewayTarget } from './gateway-url.js';
 import { HELP, serveHelp } from './help.js';
+import { fetchCsv, isUsageReport, usageRequest, usageTable } from './usage.js';
 import { VERSION } from './version.js';
 
 export interface CliIo {
@@ -105,6 +108,18 @@ async function runCommand(argv: readonly string[], io: CliIo): Promise<number> {
     io.stdout(`${VERSION}\n`);
     return 0;
   }
+  if (command !== 'usage') {
+    for (const [option, given] of [
+      ['key', args.key !== undefined],
+      ['from', args.from !== undefined],
+      ['to', args.to !== undefined],
+      ['group-by', args.groupBy !== undefined],
+      ['json', args.json],
+      ['csv', args.csv],
+    ] as const) {
+      if (given) throw new InputError('USAGE_ERROR', `--${option} is an option of usage only`);
+    }
+  }
   switch (command) {
     case 'serve':
       return await serve(args, rest, io);
@@ -135,6 +150,9 @@ async function runCommand(argv: readonly string[], io: CliIo): Promise<number> {
         (d) => expect(d, (v) => isObject(v) && 'decoded' in v, 'a decoded value', gateway.baseUrl).decoded,
       );
     }
+    case 'usage':
+      need(rest, 0, 'usage [--key NAME] [--from DAY] [--to DAY] [--group-by DIM[,DIM]] [--json|--csv]');
+      return await usage(args, io);
     case undefined:
       throw new InputError('USAGE_ERROR', 'no command given');
     default:
@@ -369,5 +387,48 @@ async function serve(args: ParsedArgs, rest: readonly string[], io: CliIo): Prom
   if (args.port !== undefined) io.env['PORT'] = args.port;
   if (args.host !== undefined) io.env['HOST'] = args.host;
   await io.serve();
+  return 0;
+}
+
+/**
+ * `usage`: the usage rows, as the admin (ADMIN_TOKEN: GET /admin/usage) or as a key holder
+ * (CLARITY_CACHE_API_KEY: GET /usage); a table, the data as JSON (--json), the whole envelope
+ * (--raw) or the gateway's CSV (--csv). Every option is checked before the request.
+ */
+async function usage(args: ParsedArgs, io: CliIo): Promise<number> {
+  const { baseUrl, headers } = gatewayTarget(args.url, io.env);
+  const asked = usageRequest(args, io.env, headers['authorization'] !== undefined);
+  const sent = { ...headers, ...asked.headers };
+  const notUsage = (what: string) =>
+    new UnexpectedAnswer(
+      `the answer is not ${what}: is ${JSON.stringify(baseUrl)} the gateway's base URL (--url)?`,
+    );
+  if (asked.output === 'csv') {
+    const answer = await fetchCsv(baseUrl, asked.path, sent);
+    if ('unexpected' in answer) throw notUsage(answer.unexpected);
+    io.stdout(answer.csv);
+    return 0;
+  }
+  const response = await send<UsageReport>(
+    {
+      baseUrl,
+      fetch: globalThis.fetch.bind(globalThis),
+      policy: { retries: 2, baseDelayMs: 250, maxDelayMs: 30_000 },
+      headers: sent,
+      onRetry: undefined,
+      timeoutMs: 60_000,
+    },
+    'GET',
+    asked.path,
+  );
+  const env = response.envelope;
+  // Checked first: an answer that is not usage rows is refused even with --raw.
+  if (env.success && !isUsageReport(env.data)) throw notUsage('usage rows');
+  if (args.raw) io.stdout(json(env));
+  if (!env.success) {
+    io.stderr(describeError(envelopeError(response)));
+    return 1;
+  }
+  if (!args.raw) io.stdout(asked.output === 'table' ? usageTable(env.data) : json(env.data));
   return 0;
 }

@@ -1,0 +1,24 @@
+/**
+ * The usage query (docs/usage.md) as the gateway's `GET /usage` and `GET /admin/usage` take it:
+ * `from`, `to` (UTC days) and `groupBy` (comma-separated dimensions), plus `key` for the admin
+ * route (which the command line asks).
+ */
+import type { UsageDimension, UsageOptions } from './types.js';
+
+/** Every dimension usage rows may be grouped by, in the gateway's order. */
+export const USAGE_DIMENSIONS: readonly UsageDimension[] = ['key', 'day', 'route', 'function', 'outcome'];
+
+/** The query string of a usage request (empty, or `?...`); `key` only for the admin route. */
+export function usageQuery(options: UsageOptions & { readonly key?: string }): string {
+  const query = new URLSearchParams();
+  if (options.key !== undefined) query.set('key', options.key);
+  if (options.from !== undefined) query.set('from', options.from);
+  if (options.to !== undefined) query.set('to', options.to);
+  if (options.groupBy !== undefined) query.set('groupBy', options.groupBy.join(','));
+  const qs = query.toString();
+  return qs === '' ? '' : `?${qs}`;
+}
+
+export function usagePath(path: string, options: UsageOptions & { readonly key?: string }): string {
+  return `${path}${usageQuery(options)}`;
+}
