@@ -73,7 +73,7 @@ export interface ReplayMeter {
   readonly units: number;
 }
 
-const DECODE_ROUTE = '/contract-calls/decode';
+const DECODE_ROUTE = '/contract-calls/decode-clarity-value';
 const NETWORK_PREFIX = /^\/(?:mainnet|testnet)(?=\/)/;
 
 /** The route as usage rows name it: its OpenAPI path template, /mainnet and /testnet folded in. */
@@ -142,6 +142,8 @@ interface Metered {
 }
 
 const METERED = new WeakMap<FastifyRequest, Metered>();
+/** Recorded once, whichever of onResponse and an abandoned stream's close comes. */
+const RECORDED = new WeakSet<FastifyRequest>();
 /** What a route said of its own answer (a batch: the sum of its items). */
 const OWN = new WeakMap<FastifyRequest, { outcome: UsageOutcome; units: number }>();
 
@@ -206,7 +208,9 @@ export function installMetering(
     done(null, payload);
   });
   if (sink === undefined) return;
-  app.addHook('onResponse', (request, reply, done) => {
+  const record = (request: FastifyRequest, reply: FastifyReply): void => {
+    if (RECORDED.has(request)) return;
+    RECORDED.add(request);
     const m = METERED.get(request) ?? streamMeter(request, reply);
     if (m !== undefined) {
       const key = admissionOf(request)?.key;
@@ -218,6 +222,31 @@ export function installMetering(
         units: m.units,
         upstreamRequests: upstreamUsageOf(request)?.attempts ?? 0,
         bytesSent: bytesOf(reply),
+      });
+    }
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    record(request, reply);
+    done();
+  });
+  // A stream its client leaves never finishes, so onResponse never runs for it.
+  onAbandonedStream(app, record);
+}
+
+/**
+ * Call `then` when a streaming route's response (one whose route config says `stream: true`,
+ * written after reply.hijack()) closes without finishing: its client left, and Fastify's
+ * onResponse, which waits for 'finish', will not run. The access log and the usage rows count
+ * such an answer once, as any other.
+ */
+export function onAbandonedStream(
+  app: FastifyInstance,
+  then: (request: FastifyRequest, reply: FastifyReply) => void,
+): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if ((request.routeOptions.config as { stream?: boolean } | undefined)?.stream === true) {
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) then(request, reply);
       });
     }
     done();

@@ -18,6 +18,7 @@ import { routeKind, takesKeys } from './admission/routes.js';
 import { clientErrorHandler, frameworkErrors, refuseConnect } from './client-errors.js';
 import { splitContractId } from './contract-id-url.js';
 import { lazyChildLogger } from './lazy-logger.js';
+import { onAbandonedStream } from './metering.js';
 import { cacheOutcomeOf, upstreamUsageOf } from './request-context.js';
 import { nextRequestId } from './request-ids.js';
 
@@ -107,7 +108,10 @@ export function installRequestHooks(app: FastifyInstance, options: RequestHooksO
     done(null, payload);
   });
   const logRequests = logsRequests(options.logLevel);
-  app.addHook('onResponse', (request, reply, done) => {
+  const reported = new WeakSet<FastifyRequest>();
+  const answered = (request: FastifyRequest, reply: FastifyReply): void => {
+    if (reported.has(request)) return;
+    reported.add(request);
     const ms = reply.elapsedTime;
     options.onAnswered(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, ms / 1000);
     if (logRequests) {
@@ -122,8 +126,13 @@ export function installRequestHooks(app: FastifyInstance, options: RequestHooksO
         'request',
       );
     }
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    answered(request, reply);
     done();
   });
+  // An event stream its client left: logged and counted once, as every answer.
+  onAbandonedStream(app, answered);
 }
 
 /**

@@ -89,6 +89,8 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
   app.get(
     '/subscriptions/:id/events',
     {
+      // Written after reply.hijack(): logged and metered even when its client leaves (metering.ts).
+      config: { stream: true },
       schema: {
         summary: 'The event stream of a subscription (Server-Sent Events)',
         description:

@@ -123,7 +123,8 @@ function parse(
 ): Asked {
   for (const field of ['from', 'to'] as const) {
     const v = q[field];
-    if (v !== undefined && (!DAY.test(v) || utcDay(Date.parse(`${v}T00:00:00Z`)) !== v)) {
+    const at = v === undefined ? Number.NaN : Date.parse(`${v}T00:00:00Z`);
+    if (v !== undefined && (!DAY.test(v) || !Number.isFinite(at) || utcDay(at) !== v)) {
       throw new GatewayError('VALIDATION_ERROR', `${field} must be a UTC day, YYYY-MM-DD`, {
         field,
         value: v,

@@ -65,8 +65,8 @@ describe('the units of an answer', () => {
   it('follow the costs: hit, miss, decode; nothing for an error, a refusal or opening a stream', () => {
     expect(unitsOf('/contract-calls/read-only/{a}/{b}/{c}', 'hit', COSTS)).toBe(1);
     expect(unitsOf('/contract-calls/read-only/{a}/{b}/{c}', 'miss', COSTS)).toBe(10);
-    expect(unitsOf('/contract-calls/decode', 'hit', COSTS)).toBe(3);
-    expect(unitsOf('/contract-calls/decode', 'error', COSTS)).toBe(0);
+    expect(unitsOf('/contract-calls/decode-clarity-value', 'hit', COSTS)).toBe(3);
+    expect(unitsOf('/contract-calls/decode-clarity-value', 'error', COSTS)).toBe(0);
     expect(unitsOf('/v2/info', 'refused', COSTS)).toBe(0);
     expect(unitsOf('/subscriptions/{id}/events', 'hit', COSTS)).toBe(0);
   });
@@ -88,6 +88,6 @@ describe('the units of an answer', () => {
       function: 'ST1.c::f',
       units: 1,
     });
-    expect(replayMeter('/contract-calls/decode', {}, COSTS).units).toBe(3);
+    expect(replayMeter('/contract-calls/decode-clarity-value', {}, COSTS).units).toBe(3);
   });
 });
