@@ -54,9 +54,8 @@ beforeAll(async () => {
     ]),
   );
   // Costs other than the defaults: the header's number is the gateway's, not the client's idea.
-  // (COST_DECODE as COST_HIT: the gateway meters decodes as hits for now, see docs/usage.md.)
   gw = await startGateway(
-    testEnv(node.url, { API_KEYS_FILE: keysFile, COST_HIT: '2', COST_MISS: '7', COST_DECODE: '2' }),
+    testEnv(node.url, { API_KEYS_FILE: keysFile, COST_HIT: '2', COST_MISS: '7', COST_DECODE: '3' }),
   );
   alice = createClient({ baseUrl: gw.url, headers: { 'x-api-key': ALICE } });
 });
@@ -76,7 +75,7 @@ describe('meta.cost: what each answer cost', () => {
     expect(hit.meta.cost).toBe(2);
     expect(hit.headers.get('clarity-cache-cost')).toBe('2');
     const decoded = await alice.raw.decode('0x0d0000000568656c6c6f');
-    expect(decoded.meta.cost).toBe(2);
+    expect(decoded.meta.cost).toBe(3);
     const failed = await alice.raw.readOnly(DEMO, 'fails');
     expect(failed.status).toBe(422);
     expect(failed.meta.cost).toBe(0);
@@ -110,13 +109,13 @@ describe('usage(): the client key’s own rows (GET /usage)', () => {
         key: 'alice',
         route: '/contract-calls/decode-clarity-value',
         outcome: 'hit',
-        units: 2,
+        units: 3,
       }),
       expect.objectContaining({ key: 'alice', route: read, outcome: 'error', requests: 1, units: 0 }),
       expect.objectContaining({ key: 'alice', route: read, outcome: 'hit', requests: 1, units: 2 }),
       expect.objectContaining({ key: 'alice', route: read, outcome: 'miss', requests: 1, units: 7 }),
     ]);
-    expect(own.totals).toMatchObject({ requests: 5, units: 15 });
+    expect(own.totals).toMatchObject({ requests: 5, units: 16 });
     const bobs = await bob.usage({ groupBy: ['key'] });
     expect(bobs.rows).toEqual([expect.objectContaining({ key: 'bob', requests: 1, units: 2 })]);
   });
@@ -132,6 +131,7 @@ describe('usage(): the client key’s own rows (GET /usage)', () => {
     expect(before.rows).toEqual([]);
     expect(before.totals.requests).toBe(0);
     await expect(alice.usage({ from: '2026-02-30' })).rejects.toBeInstanceOf(ValidationError);
+    await expect(alice.usage({ to: '2026-13-01' })).rejects.toBeInstanceOf(ValidationError);
     expect(USAGE_DIMENSIONS).toEqual(['key', 'day', 'route', 'function', 'outcome']);
   });
 
