@@ -33,6 +33,8 @@ export type FakeNodeCommand =
   | { cmd: 'release' }
   | { cmd: 'clearFaults' }
   | { cmd: 'count'; kind?: FakeEndpoint }
+  /** Call-reads that named a block (`?tip=`), as an attested vote's requests do. */
+  | { cmd: 'countPinned' }
   | { cmd: 'resetStats' };
 
 async function main(): Promise<void> {
@@ -59,6 +61,8 @@ async function main(): Promise<void> {
         return null;
       case 'count':
         return node.count(c.kind);
+      case 'countPinned':
+        return node.requests.filter((r) => r.kind === 'call-read' && r.query.tip !== undefined).length;
       case 'resetStats':
         node.resetStats();
         return null;
