@@ -1,11 +1,13 @@
 /**
  * Two figures in one run, each against a reference measured in the same run (wrk -t1 -c64,
- * -d5s, three rounds, median), on the production bundle (dist/clarity-cache.mjs, NODE_ENV
- * production, LOG_LEVEL warn):
+ * -d5s, three rounds, median), on the production bundle (dist/clarity-cache.mjs, or GATEWAY=<file>;
+ * NODE_ENV production, LOG_LEVEL warn):
  *
  * 1. Access control: the read-only cache hit with API keys off, and with a keys file and the
  *    request's valid X-API-Key (every request goes through the admission path's key lookup and
- *    quota). Goal: keys on costs at most 5% of the hit throughput of keys off.
+ *    quotas: requestsPerMinute, unitsPerMinute and unitsPerMonth, all far above the load, so
+ *    every answer is metered and carries RateLimit headers). Goal: keys, metering and unit quotas
+ *    on cost at most 5% of the hit throughput of keys off.
  * 2. The event observer: a simulated chain of 200 blocks over 100 contracts, each block touching
  *    2 of them, each contract read with `maxBlocks: 0` after every block; the hit rate with the
  *    observer (proof of currency) against the plain block rule, and the upstream calls saved.
@@ -32,6 +34,7 @@ import {
   type BenchCase,
   freePort,
   freshDir,
+  gatewayEntry,
   median,
   ROOT,
   type Row,
@@ -42,7 +45,7 @@ import {
   waitForHttp,
 } from '../support.js';
 
-const ENTRY = path.join(ROOT, 'dist/clarity-cache.mjs');
+const ENTRY = gatewayEntry();
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SECONDS = Number(process.env.SECONDS ?? 5);
 /** Seconds of each load run of the hits-during-blocks measurement (one block posted a second). */
@@ -129,13 +132,33 @@ async function accessCase(node: FakeNode) {
   const body = JSON.stringify({ functionArgs: [{ type: 'principal', value: ADDR }] });
   const tmp = freshDir('access-and-observer');
   const keysFile = path.join(tmp, 'keys.json');
-  fs.writeFileSync(keysFile, JSON.stringify([{ name: 'bench', key: KEY, requestsPerMinute: 100_000_000 }]));
+  fs.writeFileSync(
+    keysFile,
+    JSON.stringify([
+      {
+        name: 'bench',
+        key: KEY,
+        requestsPerMinute: 100_000_000,
+        unitsPerMinute: 100_000_000,
+        unitsPerMonth: 100_000_000,
+      },
+    ]),
+  );
   const off = await gateway(node.url, {});
   const on = await gateway(node.url, { API_KEYS_FILE: keysFile, API_KEYS_REQUIRED: 'true' });
   // Warm: miss, hit (offered to the fast lane), lane.
   let answer = '';
   for (let i = 0; i < 3; i++) answer = (await post(off.url + path_, body)).body;
-  for (let i = 0; i < 3; i++) await post(on.url + path_, body, { 'x-api-key': KEY });
+  let metered: Awaited<ReturnType<typeof post>> | undefined;
+  for (let i = 0; i < 3; i++) metered = await post(on.url + path_, body, { 'x-api-key': KEY });
+  // Keys on must be metered and under the unit quotas, else the figure measures something else.
+  const rl = String(metered?.headers['ratelimit'] ?? '');
+  if (
+    metered?.headers['clarity-cache-cost'] !== '1' ||
+    !rl.includes('"units"') ||
+    !rl.includes('"units-month"')
+  )
+    throw new Error(`keys-on hit not metered under unit quotas: ${JSON.stringify(metered?.headers)}`);
   const reference = await startReference({ [path_]: answer }, tmp);
   const rounds: { off: LoadResult; on: LoadResult; ref: LoadResult }[] = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -432,7 +455,7 @@ function rows(access: Access | undefined, observer: Observer | undefined): Row[]
         status: '—',
       },
       {
-        figure: 'keys on against keys off',
+        figure: 'keys, metering and unit quotas on against keys off',
         value: `${int(access.keysOnRps)} req/s`,
         reference: `${int(access.keysOffRps)} req/s (keys off)`,
         ratio: `${access.keysOnVsOff.toFixed(3)}×`,
@@ -527,7 +550,7 @@ async function run() {
       },
       rows: rows(access, observer),
       notes: [
-        'Gateway: the production bundle (`dist/clarity-cache.mjs`, `NODE_ENV=production`, `LOG_LEVEL=warn`,',
+        `Gateway: the production bundle (\`${path.relative(ROOT, ENTRY)}\`, \`NODE_ENV=production\`, \`LOG_LEVEL=warn\`,`,
         "`CACHE_STORE=memory`); reference: bench/reference-server.ts answering the gateway's bytes. Access: wrk",
         `\`-t1 -c64\`, 1 s warm-up then ${SECONDS} s, ${ROUNDS} rounds with the order of the three variants rotating,`,
         'medians. Observer: a simulated chain, each contract read with `maxBlocks: 0` after every block, with the',
