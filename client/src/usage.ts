@@ -10,11 +10,14 @@ export const USAGE_DIMENSIONS: readonly UsageDimension[] = ['key', 'day', 'route
 
 /** The query string of a usage request (empty, or `?...`); `key` only for the admin route. */
 export function usageQuery(options: UsageOptions & { readonly key?: string }): string {
+  const fields = {
+    key: options.key,
+    from: options.from,
+    to: options.to,
+    groupBy: options.groupBy?.join(','),
+  };
   const query = new URLSearchParams();
-  if (options.key !== undefined) query.set('key', options.key);
-  if (options.from !== undefined) query.set('from', options.from);
-  if (options.to !== undefined) query.set('to', options.to);
-  if (options.groupBy !== undefined) query.set('groupBy', options.groupBy.join(','));
+  for (const [name, value] of Object.entries(fields)) if (value !== undefined) query.set(name, value);
   const qs = query.toString();
   return qs === '' ? '' : `?${qs}`;
 }
