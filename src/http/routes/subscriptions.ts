@@ -25,7 +25,12 @@ import type { WatchCaller, WatchService } from '../../service/watch/watch-servic
 import { admissionOf } from '../admission/hook.js';
 import type { CorsHeaders } from '../cors.js';
 import { toGatewayError } from '../error-handler.js';
-import type { UsageSink } from '../metering.js';
+import {
+  RATE_LIMIT_HEADER,
+  RATE_LIMIT_POLICY_HEADER,
+  rateLimitHeaders,
+  type UsageSink,
+} from '../metering.js';
 import { requestContext } from '../request-context.js';
 import { SseStream } from '../sse.js';
 
@@ -135,7 +140,14 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
       // The stream writes to the response itself (an idle stream then costs the socket and
       // little more); Fastify's onResponse hook still logs and counts it when it ends.
       reply.hijack();
-      sse.start(options.cors?.(request) ?? {});
+      // Its head is written here, not by Fastify's hooks: the quotas' headers too (0 units to open).
+      const limits = rateLimitHeaders(admissionOf(request)?.quotas, 0);
+      sse.start({
+        ...options.cors?.(request),
+        ...(limits === undefined
+          ? {}
+          : { [RATE_LIMIT_POLICY_HEADER]: limits[0], [RATE_LIMIT_HEADER]: limits[1] }),
+      });
       return reply;
     },
   );

@@ -160,3 +160,36 @@ describe('anonymous clients', () => {
     expect(keyed.headers.get('ratelimit-policy')).toBeNull();
   });
 });
+
+describe('an event stream', () => {
+  it('opens with the quotas’ headers of its key, at no cost', async () => {
+    const { gw } = await setup([{ name: 'alice', key: KEY, requestsPerMinute: 50, unitsPerMinute: 100 }]);
+    const created = await request(`${gw.url}/subscriptions`, {
+      body: {
+        reads: [
+          {
+            contractAddress: TESTNET_ADDR,
+            contractName: 'demo',
+            functionName: 'get-n',
+            functionArgs: [hex(Cl.uint(1))],
+          },
+        ],
+      },
+      headers: { 'x-api-key': KEY },
+    });
+    expect(created.status).toBe(201);
+    const abort = new AbortController();
+    const stream = await fetch(`${gw.url}${created.body.data.events}`, {
+      headers: { 'x-api-key': KEY },
+      signal: abort.signal,
+    });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('clarity-cache-cost')).toBe('0');
+    expect(stream.headers.get('ratelimit-policy')).toBe('"requests";q=50;w=60, "units";q=100;w=60');
+    // Two requests taken (the subscription and the stream); units: the creation's cost only.
+    const units = Number(/"units";r=(\d+)/.exec(stream.headers.get('ratelimit') ?? '')?.[1]);
+    expect(units).toBe(100 - Number(created.headers.get('clarity-cache-cost')));
+    expect(stream.headers.get('ratelimit')).toMatch(/^"requests";r=48;t=\d+, "units";r=\d+;t=\d+$/);
+    abort.abort();
+  });
+});
