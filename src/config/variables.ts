@@ -412,6 +412,10 @@ export const OTHER_PROGRAMS_VARIABLES: readonly { readonly name: string; readonl
     name: 'CLARITY_CACHE_URL',
     doc: 'the command line: the gateway it talks to (default http://localhost:3000)',
   },
+  {
+    name: 'CLARITY_CACHE_API_KEY',
+    doc: 'the command line: the API key `clarity-cache usage` reads its own usage with (without `ADMIN_TOKEN`)',
+  },
 ];
 
 /** The prefixes that mark a variable as the gateway's. */
