@@ -78,11 +78,18 @@ export async function registerOpenApi(app: FastifyInstance, options: { admin: bo
             "The Stacks node's own read endpoints, answered from the cache (point any Stacks client here)",
         },
         { name: 'operations', description: 'Health, readiness and metrics' },
+        { name: 'usage', description: "An API key's own usage (the key in X-API-Key)" },
         ...(options.admin ? [{ name: 'admin', description: 'Cache administration (bearer token)' }] : []),
       ],
-      components: options.admin
-        ? { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' } } }
-        : {},
+      components: {
+        securitySchemes: {
+          // GET /usage: a key's own figures (docs/usage.md).
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'a key of API_KEYS_FILE' },
+          ...(options.admin
+            ? { bearerAuth: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' } }
+            : {}),
+        },
+      },
     },
     transformObject: (documentObject) => {
       const doc = (documentObject as { openapiObject: { paths?: Record<string, Record<string, Operation>> } })

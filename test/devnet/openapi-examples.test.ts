@@ -69,7 +69,8 @@ function tryItOut(path: string, method: string, op: Operation): { url: string; i
     }
   }
   const headers: Record<string, string> = {};
-  if (op.security !== undefined) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+  if (JSON.stringify(op.security ?? []).includes('bearerAuth'))
+    headers.authorization = `Bearer ${ADMIN_TOKEN}`;
   let body: string | undefined;
   if (op.requestBody !== undefined) {
     const media = op.requestBody.content['application/json'];
@@ -129,6 +130,13 @@ describe('the OpenAPI examples', () => {
       // node wrote them, never the gateway's own refusal.
       if (/^\/v[23]\/(?:transactions|transaction\/)/.test(path) && res.status < 500) {
         expect(text.includes('"success":false'), what).toBe(false);
+        continue;
+      }
+      // A key's own usage needs a key of the keys file, and the demo has none: its documented
+      // refusal, in the envelope.
+      if (JSON.stringify(op.security ?? []).includes('apiKey')) {
+        expect(res.status, what).toBe(401);
+        expect(JSON.parse(text).error.code, what).toBe('UNAUTHORIZED');
         continue;
       }
       expect(res.status, what).toBeLessThan(300);

@@ -99,6 +99,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<UsageRoutesOptions> = async 
       schema: {
         summary: "The calling API key's own usage (JSON, or CSV with Accept: text/csv)",
         tags: ['usage'],
+        security: [{ apiKey: [] }],
         querystring: Type.Omit(Query, ['key']),
         response,
       },

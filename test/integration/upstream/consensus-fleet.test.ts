@@ -1,5 +1,5 @@
 /**
- * Attested answers (spec section 16) across a fleet on one real Redis (CACHE_STORE=redis):
+ * Attested answers (docs/consensus.md) across a fleet on one real Redis (CACHE_STORE=redis):
  * entries record their votes, so an entry a 1/1 instance wrote is a miss for a 2/3 instance;
  * strikes and sitting out are shared as the breaker is.
  *

@@ -1,5 +1,5 @@
 /**
- * Attested answers (k-of-n upstream consensus, spec section 16) over real HTTP: one in-process
+ * Attested answers (k-of-n upstream consensus, docs/consensus.md) over real HTTP: one in-process
  * gateway in front of three fault-injecting fake nodes (the testnet upstreams `testnet`,
  * `testnet-2`, `testnet-3`, in that order of preference), with `UPSTREAM_CONSENSUS_TESTNET`.
  *
