@@ -9,6 +9,25 @@ export function hex(cv: ClarityValue): string {
   return `0x${serializeCV(cv)}`;
 }
 
+/**
+ * `demo::get-n`: one read-only function that the integration tests' fake nodes answer with its
+ * own uint argument (so a distinct argument is a distinct miss, and a lie is easy to tell).
+ */
+export const GET_N_ABI = {
+  functions: [
+    {
+      name: 'get-n',
+      access: 'read_only',
+      args: [{ name: 'n', type: 'uint128' }],
+      outputs: { type: 'uint128' },
+    },
+  ],
+  variables: [],
+  maps: [],
+  fungible_tokens: [],
+  non_fungible_tokens: [],
+};
+
 export const SAMPLE_ABI = {
   functions: [
     { name: 'get-info', access: 'read_only', args: [], outputs: { type: { tuple: [] } } },

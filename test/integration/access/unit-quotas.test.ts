@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Cl } from '@stacks/transactions';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
-import { hex, TESTNET_ADDR } from '../../support/fixtures.js';
+import { GET_N_ABI, hex, TESTNET_ADDR } from '../../support/fixtures.js';
 import {
   type JsonResponse,
   type RunningGateway,
@@ -19,20 +19,6 @@ import {
   testEnv,
 } from '../../support/gateway.js';
 
-const ABI = {
-  functions: [
-    {
-      name: 'get-n',
-      access: 'read_only',
-      args: [{ name: 'n', type: 'uint128' }],
-      outputs: { type: 'uint128' },
-    },
-  ],
-  variables: [],
-  maps: [],
-  fungible_tokens: [],
-  non_fungible_tokens: [],
-};
 const KEY = 'alice-key-123456789012345678';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'unit-quotas-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,7 +33,7 @@ async function setup(
   env: Record<string, string> = {},
 ): Promise<{ gw: RunningGateway; node: FakeNode }> {
   const node = await startFakeNode({ tipHeight: 100 });
-  node.setAbi(TESTNET_ADDR, 'demo', ABI);
+  node.setAbi(TESTNET_ADDR, 'demo', GET_N_ABI);
   node.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', ({ arguments: args }) => ({
     okay: true,
     result: args[0]!,

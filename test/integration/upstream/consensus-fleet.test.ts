@@ -11,7 +11,7 @@ import { Cl } from '@stacks/transactions';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeNode, type ReadOnlyCall, startFakeNode } from '../../support/fake-node.js';
-import { hex, TESTNET_ADDR } from '../../support/fixtures.js';
+import { GET_N_ABI, hex, TESTNET_ADDR } from '../../support/fixtures.js';
 import {
   type JsonResponse,
   type RunningGateway,
@@ -21,21 +21,6 @@ import {
 } from '../../support/gateway.js';
 import { metricValue, parseMetrics } from '../../support/prom.js';
 import { startRedis } from '../../support/redis-server.js';
-
-const ABI = {
-  functions: [
-    {
-      name: 'get-n',
-      access: 'read_only',
-      args: [{ name: 'n', type: 'uint128' }],
-      outputs: { type: 'uint128' },
-    },
-  ],
-  variables: [],
-  maps: [],
-  fungible_tokens: [],
-  non_fungible_tokens: [],
-};
 
 const LIE = hex(Cl.uint(666));
 
@@ -59,7 +44,7 @@ afterEach(async () => {
 /** A fake node that knows demo::get-n: it answers its argument, or the lie. */
 async function node(lies = false): Promise<FakeNode> {
   const n = await startFakeNode({ tipHeight: 100 });
-  n.setAbi(TESTNET_ADDR, 'demo', ABI);
+  n.setAbi(TESTNET_ADDR, 'demo', GET_N_ABI);
   n.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', ({ arguments: args }: ReadOnlyCall) => ({
     okay: true,
     result: lies ? LIE : args[0]!,

@@ -7,7 +7,7 @@
 import { Cl } from '@stacks/transactions';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
-import { hex, TESTNET_ADDR } from '../../support/fixtures.js';
+import { GET_N_ABI, hex, TESTNET_ADDR } from '../../support/fixtures.js';
 import {
   type JsonResponse,
   type RunningGateway,
@@ -15,21 +15,6 @@ import {
   startGateway,
   testEnv,
 } from '../../support/gateway.js';
-
-const ABI = {
-  functions: [
-    {
-      name: 'get-n',
-      access: 'read_only',
-      args: [{ name: 'n', type: 'uint128' }],
-      outputs: { type: 'uint128' },
-    },
-  ],
-  variables: [],
-  maps: [],
-  fungible_tokens: [],
-  non_fungible_tokens: [],
-};
 
 /** What the poisoner answers to every read: its (old) state, never the argument. */
 const POISONED = hex(Cl.uint(666));
@@ -42,7 +27,7 @@ afterEach(async () => {
 /** The honest node: demo::get-n answers its argument. */
 async function honestNode(tipHeight: number): Promise<FakeNode> {
   const n = await startFakeNode({ tipHeight });
-  n.setAbi(TESTNET_ADDR, 'demo', ABI);
+  n.setAbi(TESTNET_ADDR, 'demo', GET_N_ABI);
   n.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', ({ arguments: args }) => ({ okay: true, result: args[0]! }));
   running.push(n);
   return n;
@@ -51,7 +36,7 @@ async function honestNode(tipHeight: number): Promise<FakeNode> {
 /** The poisoner: the same contract, answering u666 whatever is asked. */
 async function poisoner(tipHeight: number): Promise<FakeNode> {
   const n = await startFakeNode({ tipHeight });
-  n.setAbi(TESTNET_ADDR, 'demo', ABI);
+  n.setAbi(TESTNET_ADDR, 'demo', GET_N_ABI);
   n.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', { okay: true, result: POISONED });
   running.push(n);
   return n;

@@ -17,7 +17,7 @@ import { CALL_READ } from '../../../src/upstream/endpoints.js';
 import { UpstreamPool } from '../../../src/upstream/pool.js';
 import { StacksNodeClient } from '../../../src/upstream/stacks-node.js';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
-import { hex, TESTNET_ADDR } from '../../support/fixtures.js';
+import { GET_N_ABI, hex, TESTNET_ADDR } from '../../support/fixtures.js';
 import {
   type JsonResponse,
   type RunningGateway,
@@ -29,21 +29,6 @@ import { startService } from '../../support/process.js';
 import { metricValue, parseMetrics } from '../../support/prom.js';
 import { startRedis } from '../../support/redis-server.js';
 
-const ABI = {
-  functions: [
-    {
-      name: 'get-n',
-      access: 'read_only',
-      args: [{ name: 'n', type: 'uint128' }],
-      outputs: { type: 'uint128' },
-    },
-  ],
-  variables: [],
-  maps: [],
-  fungible_tokens: [],
-  non_fungible_tokens: [],
-};
-
 const running: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const r of running.splice(0).reverse()) await r.close();
@@ -52,7 +37,7 @@ afterEach(async () => {
 /** A fake node that knows demo::get-n, which answers its argument. */
 async function node(tipHeight = 100): Promise<FakeNode> {
   const n = await startFakeNode({ tipHeight });
-  n.setAbi(TESTNET_ADDR, 'demo', ABI);
+  n.setAbi(TESTNET_ADDR, 'demo', GET_N_ABI);
   n.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', ({ arguments: args }) => ({ okay: true, result: args[0]! }));
   running.push(n);
   return n;

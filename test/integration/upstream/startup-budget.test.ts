@@ -7,7 +7,7 @@
 import { Cl } from '@stacks/transactions';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
-import { hex, TESTNET_ADDR } from '../../support/fixtures.js';
+import { GET_N_ABI, hex, TESTNET_ADDR } from '../../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../../support/gateway.js';
 import { startRedis } from '../../support/redis-server.js';
 
@@ -23,24 +23,9 @@ afterEach(async () => {
 
 const RATE = 6;
 
-const ABI = {
-  functions: [
-    {
-      name: 'get-n',
-      access: 'read_only',
-      args: [{ name: 'n', type: 'uint128' }],
-      outputs: { type: 'uint128' },
-    },
-  ],
-  variables: [],
-  maps: [],
-  fungible_tokens: [],
-  non_fungible_tokens: [],
-};
-
 async function node(): Promise<FakeNode> {
   const n = await startFakeNode({ tipHeight: 100 });
-  n.setAbi(TESTNET_ADDR, 'demo', ABI);
+  n.setAbi(TESTNET_ADDR, 'demo', GET_N_ABI);
   n.setReadOnly(TESTNET_ADDR, 'demo', 'get-n', ({ arguments: args }) => ({ okay: true, result: args[0]! }));
   running.push(n);
   return n;
