@@ -14,28 +14,6 @@ import { KEY_PREFIX } from '../../redis/connection.js';
 import { LuaScript } from '../../redis/lua-script.js';
 import { type Balance, MemoryQuota, type QuotaStore } from './quota-store.js';
 
-/** KEYS[1] the bucket {t: tokens, ts: ms}. ARGV: capacity. Returns 0 (spent) or ms until a token. */
-const TAKE = new LuaScript(`
-local capacity = tonumber(ARGV[1])
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local state = redis.call('HMGET', KEYS[1], 't', 'ts')
-local tokens = tonumber(state[1])
-local ts = tonumber(state[2])
-if tokens == nil or ts == nil then
-  tokens = capacity
-elseif now > ts then
-  tokens = math.min(capacity, tokens + (now - ts) * capacity / 60000)
-end
-if tokens < 1 then
-  return math.ceil((1 - tokens) * 60000 / capacity)
-end
-tokens = tokens - 1
-redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'ts', now)
-redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) * 60000 / capacity) + 1000)
-return 0
-`);
-
 /**
  * KEYS[1] the bucket. ARGV: capacity, cost, minimum. Returns {1 or 0, tokens as text, ms
  * until minimum} (see QuotaStore.spend).
@@ -73,13 +51,10 @@ export class RedisQuota implements QuotaStore {
     this.#prefix = `${keyPrefix}quota:`;
   }
 
+  /** One request's token: a spend of 1 while one is left (the same script as every quota). */
   async take(id: string, capacity: number): Promise<number> {
-    try {
-      const wait = Number(await TAKE.run(this.#client, [this.#prefix + id], [capacity]));
-      return Number.isFinite(wait) ? wait : 0;
-    } catch {
-      return this.#fallback.take(id, capacity);
-    }
+    const b = await this.spend(id, capacity, 1, 1);
+    return b.ok ? 0 : b.waitMs;
   }
 
   async spend(id: string, capacity: number, cost: number, minimum: number): Promise<Balance> {
