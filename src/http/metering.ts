@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UsageOutcome, UsageRecord } from '../service/usage/usage.js';
-import type { QuotaLine, Verdict } from './admission/admission.js';
+import type { Quotas, Verdict } from './admission/admission.js';
 import { admissionOf } from './admission/hook.js';
 import { CACHE_STATUS_HEADER } from './reply.js';
 import { upstreamUsageOf } from './request-context.js';
@@ -38,17 +38,20 @@ export const RATE_LIMIT_HEADER = 'ratelimit';
 
 /**
  * The IETF rate-limit headers of an answer (docs/usage.md): one policy and one item per quota
- * that applied, `q` and `w` in the policy, `r` (what is left after this answer, its cost
- * included) and `t` (seconds until `r` is back to `q`) in the item. Undefined: no quota applied.
+ * that applied, `q` and `w` in the policy (made once per key by admission), `r` (what is left
+ * after this answer, its cost included) and `t` (seconds until `r` is back to `q`) in the item.
+ * Undefined: no quota applied.
  */
 export function rateLimitHeaders(
-  quotas: readonly QuotaLine[] | undefined,
+  quotas: Quotas | undefined,
   units: number,
 ): readonly [policy: string, limit: string] | undefined {
-  if (quotas === undefined || quotas.length === 0) return undefined;
-  const policies: string[] = [];
-  const items: string[] = [];
-  for (const l of quotas) {
+  if (quotas === undefined) return undefined;
+  const lines = quotas.lines;
+  if (lines.length === 0) return undefined;
+  let items = '';
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
     const left = l.tokens - (l.inUnits ? units : 0);
     const r = Math.max(0, Math.floor(left));
     const t =
@@ -57,10 +60,9 @@ export function rateLimitHeaders(
         : l.resetS !== undefined
           ? l.resetS
           : Math.max(1, Math.ceil(((l.q - left) * l.w) / l.q));
-    policies.push(`"${l.policy}";q=${l.q};w=${l.w}`);
-    items.push(`"${l.policy}";r=${r};t=${t}`);
+    items += `${i === 0 ? '' : ', '}"${l.policy}";r=${r};t=${t}`;
   }
-  return [policies.join(', '), items.join(', ')];
+  return [quotas.policy, items];
 }
 
 /** Take an answer's cost from the asking key's unit quota (Admission.charge). */

@@ -47,7 +47,17 @@ export interface Admitted {
   /** The key's upstream quota, asked before each upstream attempt; undefined = no limit. */
   readonly admitUpstream: (() => void | Promise<void>) | undefined;
   /** The quotas that applied, as the RateLimit headers tell them (absent: none did). */
-  readonly quotas?: readonly QuotaLine[] | undefined;
+  readonly quotas?: Quotas | undefined;
+}
+
+/**
+ * The quotas that applied to a request: one line each, and their `RateLimit-Policy` text, which
+ * only changes with the keys file or the month, so it is made once per key and month rather
+ * than per answer.
+ */
+export interface Quotas {
+  readonly lines: readonly QuotaLine[];
+  readonly policy: string;
 }
 
 /** The names of the quotas in the RateLimit headers (docs/usage.md). */
@@ -81,7 +91,7 @@ export interface Refused {
   readonly rule: RefusalRule;
   readonly error: GatewayError;
   /** The quotas that applied (a 429 tells them with the refusing one at 0). */
-  readonly quotas?: readonly QuotaLine[] | undefined;
+  readonly quotas?: Quotas | undefined;
 }
 
 export type Verdict = Admitted | Refused;
@@ -223,99 +233,118 @@ export class Admission {
         );
       }
     }
-    const checks = this.#quotasOf(key, clientId);
-    if (checks.length === 0) {
+    const plan = key === undefined ? this.#anonymousPlan(clientId) : this.#planOf(key);
+    if (plan === undefined) {
       return key === undefined
         ? admitted(route, clientId, undefined, undefined)
         : this.#keyUse(admitted(route, clientId, key, this.upstreamGate(key)));
     }
     // Units first (they only look): a request refused for its units spends no request token.
-    const looked = checks.map((c) => (c.takes ? undefined : c.check(false)));
-    const then = (seen: readonly (Balance | undefined)[]): Verdict | Promise<Verdict> => {
-      const refused = seen.some((b) => b !== undefined && !b.ok);
-      const balances = checks.map((c, i) => seen[i] ?? c.check(!refused));
-      if (balances.every((b): b is Balance => !(b instanceof Promise)))
-        return this.#judgeQuotas(checks, balances, route, clientId, key);
-      return Promise.all(balances).then((all) => this.#judgeQuotas(checks, all, route, clientId, key));
+    const checks = plan.checks;
+    const n = checks.length;
+    const seen: (Balance | Promise<Balance> | undefined)[] = new Array(n);
+    let pending = false;
+    for (let i = 0; i < n; i++) {
+      const c = checks[i]!;
+      if (c.takes) continue;
+      const b = this.#check(c, false);
+      seen[i] = b;
+      if (b instanceof Promise) pending = true;
+    }
+    const then = (looked: readonly (Balance | undefined)[]): Verdict | Promise<Verdict> => {
+      let refused = false;
+      for (let i = 0; i < n; i++) if (looked[i] !== undefined && !looked[i]!.ok) refused = true;
+      const balances: (Balance | Promise<Balance>)[] = new Array(n);
+      let waiting = false;
+      for (let i = 0; i < n; i++) {
+        const b = looked[i] ?? this.#check(checks[i]!, !refused);
+        balances[i] = b;
+        if (b instanceof Promise) waiting = true;
+      }
+      if (!waiting) return this.#judgeQuotas(plan, balances as Balance[], route, clientId, key);
+      return Promise.all(balances).then((all) => this.#judgeQuotas(plan, all, route, clientId, key));
     };
-    if (looked.every((b) => !(b instanceof Promise))) return then(looked as (Balance | undefined)[]);
-    return Promise.all(looked).then(then);
+    if (!pending) return then(seen as (Balance | undefined)[]);
+    return Promise.all(seen).then(then);
   }
 
   /**
-   * The quotas that apply to a request (docs/access-control.md, docs/usage.md): a key's
-   * requests, units per minute and units per month; a keyless client's requests. Each checks
-   * its bucket: a request takes its token now; a cost in units is taken once the answer is
-   * known (charge), and only needs one unit left now.
+   * The quotas of a key (docs/access-control.md, docs/usage.md): its requests, units per minute
+   * and units per month, made once per key (a reloaded keys file brings new key objects, so new
+   * plans). A request takes its token now; a cost in units is taken once the answer is known
+   * (charge), and only needs one unit left now. Undefined: the key has no quota.
    */
-  #quotasOf(key: ApiKey | undefined, clientId: string): QuotaCheck[] {
-    const o = this.#options;
-    const checks: QuotaCheck[] = [];
-    if (key === undefined) {
-      const anonymous = o.anonymousPerMinute;
-      if (anonymous !== undefined) {
-        const id = `client:${clientId}`;
-        checks.push({
-          policy: 'anonymous',
-          q: anonymous,
-          takes: true,
-          check: (take) => o.quota.spend(id, anonymous, take ? 1 : 0, 1),
-        });
-      }
-      return checks;
+  readonly #plans = new WeakMap<ApiKey, QuotaPlan | null>();
+  #planOf(key: ApiKey): QuotaPlan | undefined {
+    let plan = this.#plans.get(key);
+    if (plan === undefined) {
+      const checks: QuotaCheck[] = [];
+      const rpm = key.requestsPerMinute;
+      if (rpm !== undefined) checks.push(bucketCheck('requests', rpm, true, this.#bucketOf(key)));
+      const upm = key.unitsPerMinute;
+      if (upm !== undefined) checks.push(bucketCheck('units', upm, false, unitsBucket(key)));
+      const month = key.unitsPerMonth;
+      if (month !== undefined && this.#options.monthUnits !== undefined)
+        checks.push({ policy: 'units-month', q: month, takes: false, bucket: undefined, key: key.name });
+      plan = checks.length === 0 ? null : newPlan(checks);
+      this.#plans.set(key, plan);
     }
-    const rpm = key.requestsPerMinute;
-    if (rpm !== undefined) {
-      const id = this.#bucketOf(key);
-      checks.push({
-        policy: 'requests',
-        q: rpm,
-        takes: true,
-        check: (take) => o.quota.spend(id, rpm, take ? 1 : 0, 1),
-      });
+    return plan ?? undefined;
+  }
+
+  /** A keyless client's quota: its address's requests per minute. */
+  #anonymousPlan(clientId: string): QuotaPlan | undefined {
+    const anonymous = this.#options.anonymousPerMinute;
+    if (anonymous === undefined) return undefined;
+    let plan = this.#anonymous;
+    if (plan === undefined || plan.checks[0]!.q !== anonymous) {
+      plan = newPlan([bucketCheck('anonymous', anonymous, true, '')]);
+      this.#anonymous = plan;
     }
-    const upm = key.unitsPerMinute;
-    if (upm !== undefined) {
-      const id = `units:${key.name}`;
-      checks.push({ policy: 'units', q: upm, takes: false, check: () => o.quota.spend(id, upm, 0, 1) });
-    }
-    const month = key.unitsPerMonth;
-    const monthUnits = o.monthUnits;
-    if (month !== undefined && monthUnits !== undefined) {
-      checks.push({
-        policy: 'units-month',
-        q: month,
-        takes: false,
-        check: () => {
-          const left = month - monthUnits(key.name);
-          return left >= 1
-            ? { ok: true, tokens: left, waitMs: 0 }
-            : { ok: false, tokens: left, waitMs: untilNextMonth(Date.now()) };
-        },
-      });
-    }
-    return checks;
+    // The bucket is the address's; the rest of the plan (its policy text) is shared.
+    return { checks: [{ ...plan.checks[0]!, bucket: `client:${clientId}` }], text: plan.text };
+  }
+  #anonymous: QuotaPlan | undefined;
+
+  /** A quota's balance; `take`: spend the request's token when it holds one. */
+  #check(c: QuotaCheck, take: boolean): Balance | Promise<Balance> {
+    if (c.bucket !== undefined) return this.#options.quota.spend(c.bucket, c.q, c.takes && take ? 1 : 0, 1);
+    const left = c.q - this.#options.monthUnits!(c.key);
+    return left >= 1
+      ? { ok: true, tokens: left, waitMs: 0 }
+      : { ok: false, tokens: left, waitMs: untilNextMonth(Date.now()) };
   }
 
   #judgeQuotas(
-    checks: readonly QuotaCheck[],
+    plan: QuotaPlan,
     balances: readonly Balance[],
     kind: AdmissionKind,
     clientId: string,
     key: ApiKey | undefined,
   ): Verdict {
     const now = Date.now();
-    const quotas: QuotaLine[] = checks.map((c, i) => lineOf(c, balances[i]!, now));
-    const first = balances.findIndex((b) => !b.ok);
-    if (first < 0) {
-      const verdict = admitted(kind, clientId, key, key === undefined ? undefined : this.upstreamGate(key));
-      return this.#keyUse({ ...verdict, quotas });
+    const month = monthOf(now);
+    const checks = plan.checks;
+    const lines: QuotaLine[] = new Array(checks.length);
+    let first = -1;
+    let waitMs = 0;
+    for (let i = 0; i < checks.length; i++) {
+      const b = balances[i]!;
+      lines[i] = lineOf(checks[i]!, b, now, month);
+      if (!b.ok) {
+        if (first < 0) first = i;
+        // Retry-After is the longest wait of the quotas spent.
+        if (b.waitMs > waitMs) waitMs = b.waitMs;
+      }
     }
-    // The first quota spent names the refusal; Retry-After is the longest wait of those spent.
-    const waitMs = Math.max(...balances.filter((b) => !b.ok).map((b) => b.waitMs));
+    const quotas: Quotas = { lines, policy: policyText(plan, month) };
+    if (first < 0)
+      return this.#keyUse(
+        admitted(kind, clientId, key, key === undefined ? undefined : this.upstreamGate(key), quotas),
+      );
+    // The first quota spent names the refusal.
     const c = checks[first]!;
-    const refusal = refuse(kind, clientId, key, 'quota', quotaError(c.policy, c.q, waitMs));
-    return this.#keyUse({ ...refusal, quotas });
+    return this.#keyUse(refuse(kind, clientId, key, 'quota', quotaError(c.policy, c.q, waitMs), quotas));
   }
 
   /**
@@ -326,7 +355,7 @@ export class Admission {
     const key = verdict.key;
     const upm = key?.unitsPerMinute;
     if (key === undefined || upm === undefined || units <= 0 || !verdict.ok) return;
-    const spent = this.#options.quota.spend(`units:${key.name}`, upm, units, ALWAYS);
+    const spent = this.#options.quota.spend(unitsBucket(key), upm, units, ALWAYS);
     if (spent instanceof Promise) spent.catch(() => {});
   }
 
@@ -395,8 +424,9 @@ function admitted(
   clientId: string,
   key: ApiKey | undefined,
   admitUpstream: (() => void | Promise<void>) | undefined,
+  quotas?: Quotas,
 ): Admitted {
-  return { ok: true, kind, cors: corsFor(kind), clientId, key, admitUpstream };
+  return { ok: true, kind, cors: corsFor(kind), clientId, key, admitUpstream, quotas };
 }
 
 function refuse(
@@ -405,8 +435,9 @@ function refuse(
   key: ApiKey | undefined,
   rule: RefusalRule,
   error: GatewayError,
+  quotas?: Quotas,
 ): Refused {
-  return { ok: false, kind, cors: corsFor(kind), clientId, key, rule, error };
+  return { ok: false, kind, cors: corsFor(kind), clientId, key, rule, error, quotas };
 }
 
 /** X-API-Key, else Authorization: Bearer. */
@@ -469,25 +500,80 @@ interface QuotaCheck {
   readonly q: number;
   /** A request quota: its token is taken at admission (units are taken after the answer). */
   readonly takes: boolean;
-  /** The bucket's balance; `take`: spend the request's token when it holds one. */
-  check(take: boolean): Balance | Promise<Balance>;
+  /** The token bucket it spends from; undefined: the month's units (the usage rows). */
+  readonly bucket: string | undefined;
+  /** The key's name, for the month's units. */
+  readonly key: string;
 }
 
-function lineOf(c: QuotaCheck, b: Balance, now: number): QuotaLine {
-  const month = c.policy === 'units-month';
+/** The quotas that apply to one key (or to keyless clients), made once. */
+interface QuotaPlan {
+  readonly checks: readonly QuotaCheck[];
+  /** The RateLimit-Policy text and the month it was made for (a month's window is its length). */
+  readonly text: { policy: string; month: number };
+}
+
+function newPlan(checks: readonly QuotaCheck[]): QuotaPlan {
+  return { checks, text: { policy: '', month: -1 } };
+}
+
+function bucketCheck(policy: QuotaPolicy, q: number, takes: boolean, bucket: string): QuotaCheck {
+  return { policy, q, takes, bucket, key: '' };
+}
+
+/** The units bucket of a key, named once per key object. */
+const UNITS_BUCKETS = new WeakMap<ApiKey, string>();
+function unitsBucket(key: ApiKey): string {
+  let id = UNITS_BUCKETS.get(key);
+  if (id === undefined) {
+    id = `units:${key.name}`;
+    UNITS_BUCKETS.set(key, id);
+  }
+  return id;
+}
+
+/** The current UTC month's bounds, recomputed only when the clock leaves them. */
+interface Month {
+  readonly start: number;
+  readonly next: number;
+  /** Its length in seconds: the window of a monthly quota. */
+  readonly seconds: number;
+}
+let month: Month = { start: 0, next: 0, seconds: 0 };
+function monthOf(now: number): Month {
+  if (now < month.start || now >= month.next) {
+    const d = new Date(now);
+    const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+    const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+    month = { start, next, seconds: Math.ceil((next - start) / 1000) };
+  }
+  return month;
+}
+
+/** The plan's RateLimit-Policy text for this month (a month's `w` is its length). */
+function policyText(plan: QuotaPlan, m: Month): string {
+  const text = plan.text;
+  if (text.month !== m.start) {
+    text.policy = plan.checks
+      .map((c) => `"${c.policy}";q=${c.q};w=${c.policy === 'units-month' ? m.seconds : 60}`)
+      .join(', ');
+    text.month = m.start;
+  }
+  return text.policy;
+}
+
+function lineOf(c: QuotaCheck, b: Balance, now: number, m: Month): QuotaLine {
+  const tokens = b.ok ? b.tokens : Math.min(0, b.tokens);
+  if (c.policy !== 'units-month')
+    return { policy: c.policy, q: c.q, w: 60, tokens, inUnits: c.policy === 'units' };
   return {
     policy: c.policy,
     q: c.q,
-    w: month ? Math.ceil((untilNextMonth(now) + (now - monthStart(now))) / 1000) : 60,
-    tokens: b.ok ? b.tokens : Math.min(0, b.tokens),
-    inUnits: c.policy === 'units' || month,
-    ...(month ? { resetS: Math.ceil(untilNextMonth(now) / 1000) } : {}),
+    w: m.seconds,
+    tokens,
+    inUnits: true,
+    resetS: Math.ceil((m.next - now) / 1000),
   };
-}
-
-function monthStart(now: number): number {
-  const d = new Date(now);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 
 function upstreamQuotaError(key: ApiKey, waitMs: number): GatewayError {
