@@ -5,6 +5,13 @@
  *
  * A file written by an older version lacks the stale_at and tip_height columns: opening it
  * adds them (see migrate), so a restart after an upgrade keeps the cache.
+ *
+ * Writes are committed in groups: every set() made in one turn of the event loop goes into one
+ * transaction at the end of it (setImmediate), and each set() resolves once its row is
+ * committed. One commit per entry was most of a miss's cost (about 90 µs each, against 14 µs
+ * in a batch of 32, measured), and distinct misses arrive together. Until the commit, get()
+ * answers the pending entry, and every other operation (delete, list, count, sweep, close)
+ * commits what is pending first, so no reader ever sees an older value than a set() made.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,6 +40,12 @@ export interface SqliteStoreOptions {
    * with SQLITE_FULL exactly as on a full disk. Unset = only the disk limits it.
    */
   readonly maxBytes?: number;
+}
+
+/** A set() waiting for its group's commit. */
+interface PendingSet {
+  readonly entry: CacheEntry;
+  readonly waiting: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 
 interface Row {
@@ -121,6 +134,10 @@ export class SqliteStore implements CacheStore {
   /** Why the last write failed; undefined once a write succeeds. */
   #writeError: string | undefined;
   #closed = false;
+  /** set()s not committed yet, by key (see the module comment). */
+  readonly #pending = new Map<string, PendingSet>();
+  #commitScheduled = false;
+  readonly #upsertAll: (batch: readonly (readonly [string, PendingSet])[]) => void;
 
   readonly #get: Database.Statement<[string], Row>;
   readonly #upsert: Database.Statement<
@@ -182,6 +199,21 @@ export class SqliteStore implements CacheStore {
            stale_at = excluded.stale_at, expires_at = excluded.expires_at, tip_height = excluded.tip_height,
            chain = excluded.chain, tip_reported = excluded.tip_reported, votes = excluded.votes`,
       );
+      const upsert = this.#upsert;
+      this.#upsertAll = db.transaction((batch: readonly (readonly [string, PendingSet])[]) => {
+        for (const [key, { entry: e }] of batch)
+          upsert.run(
+            key,
+            e.value,
+            e.storedAt,
+            e.staleAt,
+            e.expiresAt,
+            e.tipHeight,
+            e.chain ?? null,
+            e.tipReported === true ? 1 : null,
+            e.votes ?? null,
+          );
+      });
       this.#delete = db.prepare('DELETE FROM entries WHERE key = ?');
       this.#deleteIfExpired = db.prepare(
         'DELETE FROM entries WHERE key = ? AND expires_at IS NOT NULL AND expires_at <= ?',
@@ -232,6 +264,8 @@ export class SqliteStore implements CacheStore {
   }
 
   async get(key: string): Promise<CacheEntry | undefined> {
+    const pending = this.#pending.get(key);
+    if (pending !== undefined) return isLive(pending.entry, this.#now()) ? pending.entry : undefined;
     const row = this.#get.get(key);
     if (row === undefined) return undefined;
     const entry: CacheEntry = {
@@ -256,26 +290,41 @@ export class SqliteStore implements CacheStore {
     return entry;
   }
 
-  async set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
-    const e = newEntry(value, this.#now(), ttlMs, meta);
-    this.#write(() =>
-      this.#upsert.run(
-        key,
-        value,
-        e.storedAt,
-        e.staleAt,
-        e.expiresAt,
-        e.tipHeight,
-        e.chain ?? null,
-        e.tipReported === true ? 1 : null,
-        e.votes ?? null,
-      ),
-    );
+  set(key: string, value: string, ttlMs?: number, meta?: EntryMeta): Promise<void> {
+    const entry = newEntry(value, this.#now(), ttlMs, meta);
+    return new Promise((resolve, reject) => {
+      // A second set of the same key in one turn replaces the first; both resolve with the commit.
+      const waiting = this.#pending.get(key)?.waiting ?? [];
+      waiting.push({ resolve, reject });
+      this.#pending.set(key, { entry, waiting });
+      if (!this.#commitScheduled) {
+        this.#commitScheduled = true;
+        setImmediate(() => {
+          this.#commitScheduled = false;
+          this.#commit();
+        });
+      }
+    });
+  }
+
+  /** Commit every pending set() in one transaction (one check of the file), then settle them. */
+  #commit(): void {
+    if (this.#pending.size === 0) return;
+    const batch = [...this.#pending];
+    this.#pending.clear();
+    try {
+      this.#write(() => this.#upsertAll(batch));
+    } catch (err) {
+      for (const [, p] of batch) for (const w of p.waiting) w.reject(err);
+      return;
+    }
     // Only a stored entry proves the store can write again: a delete succeeds on a full disk.
     this.#writeError = undefined;
+    for (const [, p] of batch) for (const w of p.waiting) w.resolve();
   }
 
   async delete(key: string): Promise<boolean> {
+    this.#commit();
     return this.#write(() => this.#delete.run(key)).changes > 0;
   }
 
@@ -308,22 +357,26 @@ export class SqliteStore implements CacheStore {
   }
 
   async list(prefix: string): Promise<string[]> {
+    this.#commit();
     const now = this.#now();
     const upper = prefixSuccessor(prefix);
     return upper === undefined ? this.#listFrom.all(prefix, now) : this.#listRange.all(prefix, upper, now);
   }
 
   async listPage(prefix: string, after: string | undefined, limit: number): Promise<string[]> {
+    this.#commit();
     return this.#page.all(prefix, after ?? '', upperBound(prefix), this.#now(), limit);
   }
 
   async count(prefix: string): Promise<number> {
+    this.#commit();
     return this.#count.get(prefix, upperBound(prefix), this.#now()) ?? 0;
   }
 
   /** Delete every expired row now; returns how many went. Runs periodically on its own. */
   sweep(): number {
     if (this.#closed) return 0;
+    this.#commit();
     return this.#sweep.run(this.#now()).changes;
   }
 
@@ -353,6 +406,7 @@ export class SqliteStore implements CacheStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    this.#commit();
     this.#closed = true;
     if (this.#sweepTimer !== undefined) clearInterval(this.#sweepTimer);
     this.#db.close();

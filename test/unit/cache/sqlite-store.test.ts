@@ -198,6 +198,54 @@ describe('SqliteStore', () => {
     expect(rowCount(store.file)).toBe(1);
   });
 
+  it('commits the set()s of one turn together: readable at once, in the file once awaited', async () => {
+    const store = openStore(tmp.dir, 'g.db', { sweepIntervalMs: 0 });
+    const writes = Array.from({ length: 50 }, (_, i) => store.set(`k:${i}`, `v${i}`));
+    // Before the commit: this store answers the pending entries, the file has none of them.
+    expect((await store.get('k:7'))?.value).toBe('v7');
+    expect(rowCount(store.file)).toBe(0);
+    await Promise.all(writes);
+    expect(rowCount(store.file)).toBe(50);
+    // A later set of the same key in the same turn wins, and both calls resolve.
+    await Promise.all([store.set('k:1', 'first'), store.set('k:1', 'second')]);
+    expect((await store.get('k:1'))?.value).toBe('second');
+    const db = new Database(store.file, { readonly: true });
+    try {
+      expect(db.prepare("SELECT value FROM entries WHERE key = 'k:1'").pluck().get()).toBe('second');
+    } finally {
+      db.close();
+    }
+  });
+
+  it('commits what is pending before a delete, a listing, a count or a close', async () => {
+    const store = openStore(tmp.dir, 'h.db', { sweepIntervalMs: 0 });
+    void store.set('a:1', 'v');
+    expect(await store.delete('a:1')).toBe(true);
+    expect(await store.get('a:1')).toBeUndefined();
+    void store.set('b:1', 'v');
+    void store.set('b:2', 'v');
+    expect(await store.count('b:')).toBe(2);
+    void store.set('b:3', 'v');
+    expect(await store.list('b:')).toEqual(['b:1', 'b:2', 'b:3']);
+    void store.set('b:4', 'v');
+    await store.close();
+    expect(rowCount(store.file)).toBe(4);
+  });
+
+  it('fails every set() of a group that cannot be committed, and the next group recovers', async () => {
+    const store = openStore(tmp.dir, 'i.db', { sweepIntervalMs: 0, maxBytes: 64 * 1024 });
+    const big = 'x'.repeat(8 * 1024);
+    const results = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => store.set(`big:${i}`, big)));
+    expect(results.every((r) => r.status === 'rejected')).toBe(true);
+    expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_FULL' });
+    expect(store.writeProblem()).toMatch(/full/i);
+    // The rolled-back group left nothing behind; a group that fits is committed.
+    expect(rowCount(store.file)).toBe(0);
+    await store.set('small', 'v');
+    expect(store.writeProblem()).toBeUndefined();
+    expect(rowCount(store.file)).toBe(1);
+  });
+
   it('stops sweeping once closed, and refuses work after close', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const store = openStore(tmp.dir, 'x.db', { sweepIntervalMs: 1_000 });
