@@ -235,7 +235,9 @@ describe('SqliteStore', () => {
   it('fails every set() of a group that cannot be committed, and the next group recovers', async () => {
     const store = openStore(tmp.dir, 'i.db', { sweepIntervalMs: 0, maxBytes: 64 * 1024 });
     const big = 'x'.repeat(8 * 1024);
-    const results = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => store.set(`big:${i}`, big)));
+    const results = await Promise.allSettled(
+      Array.from({ length: 16 }, (_, i) => store.set(`big:${i}`, big)),
+    );
     expect(results.every((r) => r.status === 'rejected')).toBe(true);
     expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_FULL' });
     expect(store.writeProblem()).toMatch(/full/i);
