@@ -30,6 +30,19 @@ export interface LoadSpec {
    */
   readonly spread?: { readonly count: number; readonly prefix: string; readonly suffix: string };
   /**
+   * Every request a fresh random value of a fixed number of hex digits: `${prefix}${hex}${suffix}`,
+   * e.g. a Clarity uint (`0x01` and 32 digits) that must keep its width to be valid. The digits
+   * come 4 at a time from 16-bit random numbers, which every Lua's string.format prints exactly
+   * (wider numbers are not safe in %x on every wrk build). Seeded per run from `seed`, so that two
+   * runs started within the same second do not send the same values.
+   */
+  readonly spreadHex?: {
+    readonly prefix: string;
+    readonly suffix: string;
+    readonly digits: number;
+    readonly seed?: number;
+  };
+  /**
    * Cycle through these bodies, one per request in turn (each wrk connection's requests come from
    * one Lua state, so the rotation is per thread: -t1, one rotation).
    */
@@ -76,7 +89,12 @@ export function luaScript(spec: LoadSpec, clockTicks: number): string {
     `wrk.headers["Content-Type"] = "application/json"`,
     ...Object.entries(spec.headers ?? {}).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
   ];
-  if (spec.body !== undefined && spec.spread === undefined && spec.bodies === undefined)
+  if (
+    spec.body !== undefined &&
+    spec.spread === undefined &&
+    spec.spreadHex === undefined &&
+    spec.bodies === undefined
+  )
     lines.push(`wrk.body = ${luaString(spec.body)}`);
   if (spec.bodies !== undefined) {
     lines.push(
@@ -92,6 +110,21 @@ export function luaScript(spec: LoadSpec, clockTicks: number): string {
       // Each wrk thread has a Lua state of its own, seeded in init().
       `function init(args) math.randomseed(os.time()) end`,
       `function request() return wrk.format(nil, nil, nil, prefix .. math.random(0, count - 1) .. suffix) end`,
+    );
+  }
+  if (spec.spreadHex !== undefined) {
+    const { prefix, suffix, digits } = spec.spreadHex;
+    if (!Number.isInteger(digits) || digits < 4 || digits % 4 !== 0)
+      throw new Error(`spreadHex: digits must be a multiple of 4, got ${digits}`);
+    const seed = spec.spreadHex.seed ?? Math.floor(Math.random() * 2 ** 31);
+    lines.push(
+      `local prefix, suffix, groups = ${luaString(prefix)}, ${luaString(suffix)}, ${digits / 4}`,
+      `local parts = {}`,
+      `function init(args) math.randomseed(${seed}) end`,
+      `function request()`,
+      `  for i = 1, groups do parts[i] = string.format("%04x", math.random(0, 65535)) end`,
+      `  return wrk.format(nil, nil, nil, prefix .. table.concat(parts) .. suffix)`,
+      `end`,
     );
   }
   lines.push(

@@ -18,6 +18,7 @@ const CASES: Record<string, () => Promise<BenchCase>> = {
   hits: async () => (await import('./cases/hits.js')).hits,
   'hit-rotating': async () => (await import('./cases/hit-rotating.js')).hitRotating,
   'hit-independent': async () => (await import('./cases/hit-independent.js')).hitIndependent,
+  independent: async () => (await import('./cases/independent.js')).independent,
   bursts: async () => (await import('./cases/bursts.js')).bursts,
   miss: async () => (await import('./cases/miss.js')).miss,
   'miss-overhead': async () => (await import('./cases/miss-overhead.js')).missOverhead,
