@@ -727,7 +727,7 @@ function missRows(m: Misses): Row[] {
 const INSERT_BATCH = 100_000;
 
 /** Keys exactly as the gateway builds them for get-entry(u<id>) with the default sender. */
-function entryKey(id: number): string {
+export function entryKey(id: number): string {
   const argHex = toHex(parseClarityValue({ type: 'uint', value: String(id) }, 'functionArgs[0]'));
   return readOnlyKey('mainnet', MAINNET_ADDR, CONTRACT, 'get-entry', MAINNET_ADDR, hashArguments([argHex]));
 }
@@ -737,7 +737,7 @@ function entryKey(id: number): string {
  * own store code), as bench/cases/scale.ts seeds them: one transaction per batch, keys sorted
  * within a batch, a large page cache for this connection only.
  */
-async function seed(dir: string, count: number): Promise<number> {
+export async function seed(dir: string, count: number): Promise<number> {
   const t = performance.now();
   await SqliteStore.open(dir, 'clarity-cache.db', { sweepIntervalMs: 0 }).close();
   const db = new Database(path.join(dir, 'clarity-cache.db'));
