@@ -80,8 +80,15 @@ const NETWORK_PREFIX = /^\/(?:mainnet|testnet)(?=\/)/;
 
 /** The route as usage rows name it: its OpenAPI path template, /mainnet and /testnet folded in. */
 export function usageRoute(pattern: string): string {
-  return pattern.replace(NETWORK_PREFIX, '').replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  let route = USAGE_ROUTES.get(pattern);
+  if (route === undefined) {
+    route = pattern.replace(NETWORK_PREFIX, '').replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    // Route patterns are the router's own few strings; 'unmatched' stands for any other path.
+    if (USAGE_ROUTES.size < 1_000) USAGE_ROUTES.set(pattern, route);
+  }
+  return route;
 }
+const USAGE_ROUTES = new Map<string, string>();
 
 /**
  * What a request is about: `<address>.<contract>::<function>` for a read-only call (the

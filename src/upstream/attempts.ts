@@ -309,7 +309,8 @@ export class Attempts {
     options: RunOptions,
   ): Promise<Round<T>> {
     const hedgeMs = options.once ? undefined : this.#config.upstreamHedgeMs;
-    const mainAbort = new AbortController();
+    // Only a hedge ever aborts the first attempt: without one, no controller is made for it.
+    const mainAbort = hedgeMs === undefined ? undefined : new AbortController();
     const main = this.#send(
       upstream,
       target,
@@ -317,7 +318,7 @@ export class Attempts {
       onSuccess,
       onSpecialStatus,
       attempt,
-      mainAbort.signal,
+      mainAbort?.signal,
       options,
     );
     const asRound = (s: Sent<T>): Round<T> => ({
@@ -382,7 +383,7 @@ export class Attempts {
         }
       };
       void main.then((s) => settle(s, hedgeAbort));
-      void hedge.then((s) => settle(s, mainAbort));
+      void hedge.then((s) => settle(s, mainAbort!));
     });
   }
 
