@@ -57,14 +57,11 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
-import { hashArguments, readOnlyKey } from '../../src/cache/keys.js';
-import { SqliteStore } from '../../src/cache/stores/sqlite.js';
-import { parseClarityValue, toHex } from '../../src/clarity/index.js';
 import { VARIABLES } from '../../src/config/variables.js';
 import { MAINNET_ADDR } from '../../test/support/fixtures.js';
-import { CONTRACT, RESULT_HEX } from '../fake-node-process.js';
+import { CONTRACT } from '../fake-node-process.js';
 import type { LoadSpec } from '../load.js';
+import { seedEntries } from '../seed.js';
 import {
   ABI_PATH,
   type BenchCase,
@@ -724,54 +721,13 @@ function missRows(m: Misses): Row[] {
 
 // --- goal 8: scale ---
 
-const INSERT_BATCH = 100_000;
-
-/** Keys exactly as the gateway builds them for get-entry(u<id>) with the default sender. */
-export function entryKey(id: number): string {
-  const argHex = toHex(parseClarityValue({ type: 'uint', value: String(id) }, 'functionArgs[0]'));
-  return readOnlyKey('mainnet', MAINNET_ADDR, CONTRACT, 'get-entry', MAINNET_ADDR, hashArguments([argHex]));
-}
-
-/**
- * Rows of ids [0, count) straight into the gateway's SQLite file (created first by the gateway's
- * own store code), as bench/cases/scale.ts seeds them: one transaction per batch, keys sorted
- * within a batch, a large page cache for this connection only.
- */
-export async function seed(dir: string, count: number): Promise<number> {
-  const t = performance.now();
-  await SqliteStore.open(dir, 'clarity-cache.db', { sweepIntervalMs: 0 }).close();
-  const db = new Database(path.join(dir, 'clarity-cache.db'));
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = OFF');
-    db.pragma('cache_size = -524288'); // 512 MiB, this seeding connection only
-    const insert = db.prepare(
-      'INSERT INTO entries (key, value, stored_at, expires_at) VALUES (?, ?, ?, NULL)',
-    );
-    const now = Date.now();
-    const batch = db.transaction((keys: string[]) => {
-      for (const key of keys) insert.run(key, RESULT_HEX, now);
-    });
-    for (let lo = 0; lo < count; lo += INSERT_BATCH) {
-      const keys: string[] = [];
-      for (let id = lo; id < Math.min(count, lo + INSERT_BATCH); id++) keys.push(entryKey(id));
-      keys.sort();
-      batch(keys);
-    }
-    db.pragma('wal_checkpoint(TRUNCATE)');
-  } finally {
-    db.close();
-  }
-  return performance.now() - t;
-}
-
 async function scaleGoals(node: FakeNodeProc) {
   const sizes = [SCALE_ENTRIES, SMALL_ENTRIES];
   const dirs = sizes.map((n) => freshDir(`independent-scale-${n}`));
   const seedMs: number[] = [];
   for (let i = 0; i < sizes.length; i++) {
     log(`scale: seeding ${int(sizes[i]!)} entries`);
-    seedMs.push(await seed(dirs[i]!, sizes[i]!));
+    seedMs.push(await seedEntries(dirs[i]!, sizes[i]!));
   }
   const started: UserGateway[] = [];
   try {

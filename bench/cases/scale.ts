@@ -10,14 +10,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
-import { hashArguments, readOnlyKey } from '../../src/cache/keys.js';
 import { HOT_TIER_MAX_BYTES } from '../../src/cache/stores/create.js';
 import { approximateBytes } from '../../src/cache/stores/memory.js';
-import { SqliteStore } from '../../src/cache/stores/sqlite.js';
-import { parseClarityValue, toHex } from '../../src/clarity/index.js';
-import { MAINNET_ADDR } from '../../test/support/fixtures.js';
-import { CONTRACT, RESULT_HEX } from '../fake-node-process.js';
+import { RESULT_HEX } from '../fake-node-process.js';
+import { entryKey, seedEntries } from '../seed.js';
 import {
   type BenchCase,
   CONNECTIONS,
@@ -63,46 +59,6 @@ const HOT_TIER_ENTRIES = Math.floor(
  */
 const SCALE_SERIAL_CONNECTIONS = 1;
 
-const INSERT_BATCH = 100_000;
-
-/** Keys exactly as the gateway builds them for get-entry(u<id>) with the default sender. */
-function entryKey(id: number): string {
-  const argHex = toHex(parseClarityValue({ type: 'uint', value: String(id) }, 'functionArgs[0]'));
-  return readOnlyKey('mainnet', MAINNET_ADDR, CONTRACT, 'get-entry', MAINNET_ADDR, hashArguments([argHex]));
-}
-
-/**
- * Insert the rows of ids [from, to) straight into the gateway's SQLite file: one transaction
- * per batch, keys sorted within a batch and a large page cache for this connection only, so
- * that the primary-key index is not built by a million random single-page writes.
- */
-function seed(dir: string, from: number, to: number): number {
-  const t = performance.now();
-  const db = new Database(path.join(dir, 'clarity-cache.db'));
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = OFF');
-    db.pragma('cache_size = -524288'); // 512 MiB, this seeding connection only
-    const insert = db.prepare(
-      'INSERT INTO entries (key, value, stored_at, expires_at) VALUES (?, ?, ?, NULL)',
-    );
-    const now = Date.now();
-    const batch = db.transaction((keys: string[]) => {
-      for (const key of keys) insert.run(key, RESULT_HEX, now);
-    });
-    for (let lo = from; lo < to; lo += INSERT_BATCH) {
-      const keys: string[] = [];
-      for (let id = lo; id < Math.min(to, lo + INSERT_BATCH); id++) keys.push(entryKey(id));
-      keys.sort();
-      batch(keys);
-    }
-    db.pragma('wal_checkpoint(TRUNCATE)');
-  } finally {
-    db.close();
-  }
-  return performance.now() - t;
-}
-
 interface ScaleGateway {
   readonly entries: number;
   readonly dir: string;
@@ -122,10 +78,8 @@ async function scaleCase(node: FakeNodeProc) {
   try {
     for (const size of SCALE_SIZES) {
       const dir = freshDir(`scale-${size}`);
-      // The gateway's own store creates the file and table; the rows are then written directly.
-      await SqliteStore.open(dir, 'clarity-cache.db', { sweepIntervalMs: 0 }).close();
       log(`scale: seeding ${size} entries`);
-      const seedMs = seed(dir, 0, size);
+      const seedMs = await seedEntries(dir, size);
       const gw = await gateway(node.url, dir);
       await node.call({ cmd: 'resetStats' });
       // The first and last seeded keys are hits: the key layout matches the gateway's.
