@@ -1,23 +1,13 @@
-/**
- * `clarity-cache usage` as a process (the sources through tsx, as `npx clarity-cache` runs them)
- * against the real gateway over real HTTP (fake node upstream, a keys file, ADMIN_TOKEN): the
- * table, `--json` and `--csv` agree with what the gateway's usage routes answer to a plain
- * fetch; the admin sees every key (or `--key`'s), a key holder its own; every mistake is one
- * line on stderr with exit status 2 before any request, or 1 for the gateway's refusal.
- */
-import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
-import { type FakeNode, startFakeNode } from '../support/fake-node.js';
-import { hex, INFO_VALUE, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
+import type { FakeNode } from '../support/fake-node.js';
+import { MAINNET_ADDR } from '../support/fixtures.js';
 import { type RunningGateway, testEnv } from '../support/gateway.js';
+import { keyedDemo } from '../support/keyed-demo.js';
 import { spawnNode } from '../support/process.js';
-import { tmpDir } from '../unit/cache/tmp-dir.js';
 
 const ALICE = 'k-alice-usage-0123456789abcdef';
 const BOB = 'k-bob-usage-0123456789abcdef';
@@ -43,19 +33,8 @@ async function call(fn: string, key?: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  node = await startFakeNode();
-  node.setAbi(MAINNET_ADDR, 'demo', SAMPLE_ABI);
-  node.setReadOnly(MAINNET_ADDR, 'demo', 'get-info', { okay: true, result: hex(INFO_VALUE) });
-  node.setReadOnly(MAINNET_ADDR, 'demo', 'fails', { okay: true, result: hex(Cl.error(Cl.uint(7))) });
-  const { dir } = tmpDir('cli-usage');
-  const keysFile = path.join(dir, 'keys.json');
-  writeFileSync(
-    keysFile,
-    JSON.stringify([
-      { name: 'alice', key: ALICE },
-      { name: 'bob', key: BOB },
-    ]),
-  );
+  let keysFile: string;
+  ({ node, keysFile } = await keyedDemo('cli-usage', { alice: ALICE, bob: BOB }));
   const gateway = await createGateway(
     loadConfig(testEnv(node.url, { API_KEYS_FILE: keysFile, ADMIN_TOKEN: TOKEN })),
   );

@@ -1,11 +1,3 @@
-/**
- * The typed client's view of costs (docs/usage.md) against the real gateway over real HTTP:
- * each answer's `Clarity-Cache-Cost` as `meta.cost` (a miss, a hit, a decode, an error, a
- * batch), and `usage()` reading the client's own key's rows through `GET /usage`.
- */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ClarityCacheClient,
@@ -20,10 +12,10 @@ import type {
   UsageDimension as ServerDimension,
   UsageFigures as ServerFigures,
 } from '../../src/service/usage/usage.js';
-import { type FakeNode, startFakeNode } from '../support/fake-node.js';
-import { hex, INFO_VALUE, MAINNET_ADDR, SAMPLE_ABI } from '../support/fixtures.js';
+import type { FakeNode } from '../support/fake-node.js';
+import { MAINNET_ADDR } from '../support/fixtures.js';
 import { type RunningGateway, startGateway, testEnv } from '../support/gateway.js';
-import { tmpDir } from '../unit/cache/tmp-dir.js';
+import { keyedDemo } from '../support/keyed-demo.js';
 
 const ALICE = 'k-alice-client-0123456789abcdef';
 const BOB = 'k-bob-client-0123456789abcdef';
@@ -40,19 +32,8 @@ let gw: RunningGateway;
 let alice: ClarityCacheClient;
 
 beforeAll(async () => {
-  node = await startFakeNode();
-  node.setAbi(MAINNET_ADDR, 'demo', SAMPLE_ABI);
-  node.setReadOnly(MAINNET_ADDR, 'demo', 'get-info', { okay: true, result: hex(INFO_VALUE) });
-  node.setReadOnly(MAINNET_ADDR, 'demo', 'fails', { okay: true, result: hex(Cl.error(Cl.uint(7))) });
-  const { dir } = tmpDir('client-usage');
-  const keysFile = path.join(dir, 'keys.json');
-  writeFileSync(
-    keysFile,
-    JSON.stringify([
-      { name: 'alice', key: ALICE },
-      { name: 'bob', key: BOB },
-    ]),
-  );
+  let keysFile: string;
+  ({ node, keysFile } = await keyedDemo('client-usage', { alice: ALICE, bob: BOB }));
   // Costs other than the defaults: the header's number is the gateway's, not the client's idea.
   gw = await startGateway(
     testEnv(node.url, { API_KEYS_FILE: keysFile, COST_HIT: '2', COST_MISS: '7', COST_DECODE: '3' }),
