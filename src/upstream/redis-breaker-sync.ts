@@ -11,13 +11,14 @@
  * - The probe is claimed with `SET {prefix}breaker-probe:{id} NX PX lease`: one claimant wins
  *   until the lease ends; a transition deletes the claim.
  *
+ * The channel, the kept key and the catch-up are AnnouncedState's (redis-announced.ts).
+ *
  * Redis unreachable: announcements are dropped and claims decided locally (each instance may
  * then probe once), as the budget falls back to a local bucket.
  */
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { KEY_PREFIX, type Subscription, subscribe } from '../redis/connection.js';
 import type { BreakerChange, BreakerSync } from './circuit-breaker.js';
+import { AnnouncedState } from './redis-announced.js';
 
 export interface RedisBreakerSyncOptions {
   /** The shared command client; a duplicate of it subscribes. */
@@ -27,83 +28,55 @@ export interface RedisBreakerSyncOptions {
 }
 
 export class RedisBreakerSync implements BreakerSync {
-  readonly channel: string;
-  readonly #client: Redis;
-  readonly #sub: Subscription;
-  readonly #prefix: string;
-  readonly #instance = randomUUID();
-  readonly #onError: (err: unknown) => void;
-  readonly #targets = new Map<string, (change: BreakerChange) => void>();
+  readonly #shared: AnnouncedState<BreakerChange>;
 
   constructor(options: RedisBreakerSyncOptions) {
-    this.#client = options.client;
-    this.#prefix = options.keyPrefix ?? KEY_PREFIX;
-    this.channel = `${this.#prefix}breaker`;
-    this.#onError = options.onError ?? (() => {});
-    this.#sub = subscribe(this.#client, this.channel, {
-      onSubscribed: () => void this.#catchUp(),
-      onError: this.#onError,
-      onMessage: (message) => this.#onMessage(message),
+    this.#shared = new AnnouncedState<BreakerChange>({
+      client: options.client,
+      keyPrefix: options.keyPrefix,
+      kind: 'breaker',
+      parse: ([state, ms]) =>
+        state === 'closed'
+          ? { state: 'closed' }
+          : state === 'open' && ms !== undefined && /^\d+$/.test(ms)
+            ? { state: 'open', remainingMs: Number(ms) }
+            : undefined,
+      kept: (remainingMs) => ({ state: 'open', remainingMs }),
+      onError: options.onError,
     });
+  }
+
+  get channel(): string {
+    return this.#shared.channel;
   }
 
   /** Where the changes announced for upstream `id` go (the upstream's CircuitBreaker.apply). */
   bind(id: string, apply: (change: BreakerChange) => void): void {
-    this.#targets.set(id, apply);
-    if (this.#client.status === 'ready') void this.#read(id);
+    this.#shared.bind(id, apply);
   }
 
   announce(id: string, change: BreakerChange): void {
-    if (this.#client.status !== 'ready') return;
-    const key = `${this.#prefix}breaker:${id}`;
-    const probe = `${this.#prefix}breaker-probe:${id}`;
+    const { client, prefix } = this.#shared;
+    if (client.status !== 'ready') return;
+    const key = this.#shared.keyOf(id);
+    const probe = `${prefix}breaker-probe:${id}`;
     const text = change.state === 'open' ? `open ${Math.max(1, Math.round(change.remainingMs))}` : 'closed';
-    const multi = this.#client.multi();
+    const multi = client.multi();
     if (change.state === 'open') multi.set(key, 'open', 'PX', Math.max(1, Math.round(change.remainingMs)));
     else multi.del(key);
     multi.del(probe);
-    multi.publish(this.channel, `${this.#instance} ${id} ${text}`);
-    multi.exec().catch(this.#onError);
+    multi.publish(this.#shared.channel, this.#shared.message(id, text));
+    multi.exec().catch(this.#shared.onError);
   }
 
   async claimProbe(id: string, leaseMs: number): Promise<boolean> {
-    if (this.#client.status !== 'ready') return true;
-    const reply = await this.#client.set(
-      `${this.#prefix}breaker-probe:${id}`,
-      this.#instance,
-      'PX',
-      leaseMs,
-      'NX',
-    );
+    const { client, prefix, instance } = this.#shared;
+    if (client.status !== 'ready') return true;
+    const reply = await client.set(`${prefix}breaker-probe:${id}`, instance, 'PX', leaseMs, 'NX');
     return reply === 'OK';
   }
 
   async close(): Promise<void> {
-    this.#targets.clear();
-    this.#sub.close();
-  }
-
-  #onMessage(message: string): void {
-    const [instance, id, state, ms] = message.split(' ');
-    if (instance === this.#instance || id === undefined) return;
-    const apply = this.#targets.get(id);
-    if (apply === undefined) return;
-    if (state === 'closed') apply({ state: 'closed' });
-    else if (state === 'open' && ms !== undefined && /^\d+$/.test(ms))
-      apply({ state: 'open', remainingMs: Number(ms) });
-  }
-
-  /** After (re)subscribing: circuits opened while this instance was not listening. */
-  async #catchUp(): Promise<void> {
-    await Promise.all([...this.#targets.keys()].map((id) => this.#read(id)));
-  }
-
-  async #read(id: string): Promise<void> {
-    try {
-      const remaining = await this.#client.pttl(`${this.#prefix}breaker:${id}`);
-      if (remaining > 0) this.#targets.get(id)?.({ state: 'open', remainingMs: remaining });
-    } catch (err) {
-      this.#onError(err);
-    }
+    this.#shared.close();
   }
 }

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { KEY_PREFIX, type Subscription, subscribe } from '../redis/connection.js';
+import { AnnouncedState } from './redis-announced.js';
 import type { StrikeSync } from './strikes.js';
 
 /**
@@ -43,70 +43,47 @@ export interface RedisStrikeSyncOptions {
 }
 
 export class RedisStrikeSync implements StrikeSync {
-  readonly channel: string;
-  readonly #client: Redis;
-  readonly #sub: Subscription;
-  readonly #prefix: string;
-  readonly #instance = randomUUID();
-  readonly #onError: (err: unknown) => void;
-  readonly #targets = new Map<string, (remainingMs: number) => void>();
+  /** The sit-outs, announced as their remaining ms and kept in `{prefix}sitout:{id}`. */
+  readonly #shared: AnnouncedState<number>;
 
   constructor(options: RedisStrikeSyncOptions) {
-    this.#client = options.client;
-    this.#prefix = options.keyPrefix ?? KEY_PREFIX;
-    this.channel = `${this.#prefix}sitout`;
-    this.#onError = options.onError ?? (() => {});
-    this.#sub = subscribe(this.#client, this.channel, {
-      onSubscribed: () => void this.#catchUp(),
-      onError: this.#onError,
-      onMessage: (message) => this.#onMessage(message),
+    this.#shared = new AnnouncedState<number>({
+      client: options.client,
+      keyPrefix: options.keyPrefix,
+      kind: 'sitout',
+      parse: ([ms]) => (ms !== undefined && /^\d+$/.test(ms) ? Number(ms) : undefined),
+      kept: (remainingMs) => remainingMs,
+      onError: options.onError,
     });
   }
 
+  get channel(): string {
+    return this.#shared.channel;
+  }
+
   bind(id: string, apply: (remainingMs: number) => void): void {
-    this.#targets.set(id, apply);
-    if (this.#client.status === 'ready') void this.#read(id);
+    this.#shared.bind(id, apply);
   }
 
   async strike(id: string, limit: number, windowMs: number, sitOutMs: number): Promise<number | undefined> {
-    if (this.#client.status !== 'ready') throw new Error('redis is not connected');
-    const started = await this.#client.eval(
+    const { client, prefix, instance, channel } = this.#shared;
+    if (client.status !== 'ready') throw new Error('redis is not connected');
+    const started = await client.eval(
       STRIKE_SCRIPT,
       2,
-      `${this.#prefix}strikes:${id}`,
-      `${this.#prefix}sitout:${id}`,
+      `${prefix}strikes:${id}`,
+      this.#shared.keyOf(id),
       limit,
       windowMs,
       sitOutMs,
-      `${this.#instance}:${randomUUID()}`,
-      this.channel,
-      `${this.#instance} ${id}`,
+      `${instance}:${randomUUID()}`,
+      channel,
+      `${instance} ${id}`,
     );
     return typeof started === 'number' && started > 0 ? started : undefined;
   }
 
   async close(): Promise<void> {
-    this.#targets.clear();
-    this.#sub.close();
-  }
-
-  #onMessage(message: string): void {
-    const [instance, id, ms] = message.split(' ');
-    if (instance === this.#instance || id === undefined || ms === undefined || !/^\d+$/.test(ms)) return;
-    this.#targets.get(id)?.(Number(ms));
-  }
-
-  /** After (re)subscribing: sit-outs decided while this instance was not listening. */
-  async #catchUp(): Promise<void> {
-    await Promise.all([...this.#targets.keys()].map((id) => this.#read(id)));
-  }
-
-  async #read(id: string): Promise<void> {
-    try {
-      const remaining = await this.#client.pttl(`${this.#prefix}sitout:${id}`);
-      if (remaining > 0) this.#targets.get(id)?.(remaining);
-    } catch (err) {
-      this.#onError(err);
-    }
+    this.#shared.close();
   }
 }
