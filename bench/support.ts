@@ -721,6 +721,46 @@ export async function timedDirect(nodeUrl: string, id: bigint, agent: http.Agent
 export const rotate = <T>(items: readonly T[], i: number): T[] =>
   items.map((_, k) => items[(k + i) % items.length]!);
 
+/**
+ * Sequential misses against direct calls: `count` misses (a fresh `get-entry` argument each)
+ * through the gateway and as many call-reads straight to the node, one at a time on two
+ * keep-alive connections, taking turns at going first, after `warm` unmeasured of each.
+ * Their times in ms, in order.
+ */
+export async function sequentialMisses(
+  gwUrl: string,
+  nodeUrl: string,
+  count: number,
+  warm: number,
+): Promise<{ viaGateway: number[]; direct: number[] }> {
+  const agents = [0, 1].map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+  const viaGateway: number[] = [];
+  const direct: number[] = [];
+  try {
+    for (let i = 0; i < count + warm; i++) {
+      const id = 7_000_000_000n + BigInt(i);
+      let g = 0;
+      let d = 0;
+      const steps = [
+        async () => {
+          g = await timedMiss(gwUrl, id, agents[0]!);
+        },
+        async () => {
+          d = await timedDirect(nodeUrl, id, agents[1]!);
+        },
+      ];
+      for (const step of rotate(steps, i)) await step();
+      if (i >= warm) {
+        viaGateway.push(g);
+        direct.push(d);
+      }
+    }
+  } finally {
+    for (const a of agents) a.destroy();
+  }
+  return { viaGateway, direct };
+}
+
 /** A figure's rounds, as measured (HitFigures). */
 export interface Rounds {
   readonly rounds: readonly {

@@ -95,12 +95,11 @@ import {
   round,
   runStandalone,
   type Server,
+  sequentialMisses,
   sleep,
   spawnNode,
   startFakeNodeProcess,
   startReference,
-  timedDirect,
-  timedMiss,
   waitForHttp,
   x,
 } from '../support.js';
@@ -576,33 +575,12 @@ async function missGoals(node: FakeNodeProc) {
     UPSTREAM_RATE_LIMIT_PER_MINUTE: MISS_RATE_LIMIT,
   });
   const proxy = await startProxy(node.url);
-  const agents = [0, 1].map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
   try {
     await expectOk(`${gw.url}${ABI_PATH}`);
     // 6. Sequential misses over a 20 ms stand-in.
     await node.call({ cmd: 'delay', ms: UPSTREAM_DELAY_MS, kind: 'call-read' });
-    const viaGateway: number[] = [];
-    const direct: number[] = [];
     log(`misses: ${MISSES} sequential misses through the gateway and ${MISSES} direct, alternating`);
-    for (let i = 0; i < MISSES + MISS_WARM; i++) {
-      const id = 7_000_000_000n + BigInt(i);
-      let g = 0;
-      let d = 0;
-      const steps = [
-        async () => {
-          g = await timedMiss(gw.url, id, agents[0]!);
-        },
-        async () => {
-          d = await timedDirect(node.url, id, agents[1]!);
-        },
-      ];
-      if (i % 2 === 1) steps.reverse();
-      for (const step of steps) await step();
-      if (i >= MISS_WARM) {
-        viaGateway.push(g);
-        direct.push(d);
-      }
-    }
+    const { viaGateway, direct } = await sequentialMisses(gw.url, node.url, MISSES, MISS_WARM);
     await node.call({ cmd: 'clearFaults' });
 
     // 7. Distinct misses per second, the stand-in answering at once. The proxy must forward the
@@ -673,7 +651,6 @@ async function missGoals(node: FakeNodeProc) {
       memory: memoryOf(gw.proc.pid),
     };
   } finally {
-    for (const a of agents) a.destroy();
     await node.call({ cmd: 'clearFaults' }).catch(() => undefined);
     await proxy.proc.stop();
     await gw.stop();

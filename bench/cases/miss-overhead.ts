@@ -1,16 +1,3 @@
-/**
- * miss-overhead: what the gateway adds to a cache miss. The fake Stacks node
- * (bench/fake-node-process.ts, a bare node:http server in its own process) answers every
- * call-read after 20 ms. 300 sequential misses through the gateway (`get-entry` with a fresh
- * argument each, the ABI cached first, one keep-alive connection) and 300 sequential call-reads
- * straight to the fake node (another keep-alive connection), alternating which goes first, after
- * 10 unmeasured of each. Figure: p50(gateway) − p50(direct); ratio: p50(gateway) / p50(direct),
- * the direct node being the reference measured in the same run. Gateway: what `npm start` runs
- * (package.json "main"), SQLite store, LOG_LEVEL=warn. Goal: ≤ 1.5 ms.
- *
- *   npm run build && node --import tsx bench/cases/miss-overhead.ts
- */
-import http from 'node:http';
 import {
   ABI_PATH,
   type BenchCase,
@@ -23,12 +10,10 @@ import {
   ms,
   QUICK,
   quantile,
-  rotate,
   round,
   runStandalone,
+  sequentialMisses,
   startFakeNodeProcess,
-  timedDirect,
-  timedMiss,
   x,
 } from '../support.js';
 
@@ -40,32 +25,12 @@ const GOAL_MS = 1.5;
 async function run() {
   const node = await startFakeNodeProcess();
   const gw = await gateway(node.url, freshDir('miss-overhead'));
-  const agents = [0, 1].map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
   try {
     await expectOk(`${gw.url}${ABI_PATH}`);
     await node.call({ cmd: 'delay', ms: UPSTREAM_DELAY_MS, kind: 'call-read' });
     await node.call({ cmd: 'resetStats' });
-    const viaGateway: number[] = [];
-    const direct: number[] = [];
     log(`miss-overhead: ${MISSES} misses through the gateway and ${MISSES} direct calls, alternating`);
-    for (let i = 0; i < MISSES + WARM; i++) {
-      const id = 7_000_000_000n + BigInt(i);
-      let g = 0;
-      let d = 0;
-      const steps = [
-        async () => {
-          g = await timedMiss(gw.url, id, agents[0]!);
-        },
-        async () => {
-          d = await timedDirect(node.url, id, agents[1]!);
-        },
-      ];
-      for (const step of rotate(steps, i)) await step();
-      if (i >= WARM) {
-        viaGateway.push(g);
-        direct.push(d);
-      }
-    }
+    const { viaGateway, direct } = await sequentialMisses(gw.url, node.url, MISSES, WARM);
     const callRead = await node.count('call-read');
     const gwP50 = median(viaGateway);
     const directP50 = median(direct);
@@ -102,7 +67,6 @@ async function run() {
       },
     };
   } finally {
-    for (const a of agents) a.destroy();
     await gw.proc.stop();
     await node.stop();
   }
