@@ -169,6 +169,17 @@ interface Expected {
   readonly requests?: number;
 }
 
+/** The row one answer about BALANCE_FN adds (its bytes apart). */
+function balance(
+  key: string | null,
+  route: string,
+  outcome: Expected['outcome'],
+  units: number,
+  upstreamRequests: number,
+): Omit<Expected, 'bytesSent'> {
+  return { key, route, function: BALANCE_FN, outcome, units, upstreamRequests };
+}
+
 function compare(a: string | null | undefined, b: string | null | undefined): number {
   if (a === b) return 0;
   if (a === null || a === undefined) return -1;
@@ -403,34 +414,13 @@ async function knownMix(gw: RunningGateway): Promise<Expected[]> {
   // alice: a miss (its ABI and its call: 2 upstream requests), a hit, a replay.
   let a = await call(readUrl(gw.url), { body: balanceBody(1), headers: key(ALICE) });
   expect(cacheStatus(a)).toContain('fwd=miss');
-  expectCost(a, {
-    key: 'alice',
-    route: READ_ROUTE,
-    function: BALANCE_FN,
-    outcome: 'miss',
-    units: 10,
-    upstreamRequests: 2,
-  });
+  expectCost(a, balance('alice', READ_ROUTE, 'miss', 10, 2));
   a = await call(readUrl(gw.url), { body: balanceBody(1), headers: key(ALICE) });
-  expectCost(a, {
-    key: 'alice',
-    route: READ_ROUTE,
-    function: BALANCE_FN,
-    outcome: 'hit',
-    units: 1,
-    upstreamRequests: 0,
-  });
+  expectCost(a, balance('alice', READ_ROUTE, 'hit', 1, 0));
   let served = lane();
   a = await call(readUrl(gw.url), { body: balanceBody(1), headers: key(ALICE) });
   expect(lane()).toBe(served + 1);
-  expectCost(a, {
-    key: 'alice',
-    route: READ_ROUTE,
-    function: BALANCE_FN,
-    outcome: 'hit',
-    units: 1,
-    upstreamRequests: 0,
-  });
+  expectCost(a, balance('alice', READ_ROUTE, 'hit', 1, 0));
 
   // Never metered, in between.
   expect((await call(`${gw.url}/health`)).status).toBe(200);
@@ -450,33 +440,12 @@ async function knownMix(gw: RunningGateway): Promise<Expected[]> {
   // anonymous: the node's call-read in its /mainnet form, then its plain form: one template.
   a = await call(`${gw.url}${callReadPath('/mainnet')}`, { body: callReadBody(1) });
   expect(a.status).toBe(200);
-  expectCost(a, {
-    key: null,
-    route: CALL_READ_ROUTE,
-    function: BALANCE_FN,
-    outcome: 'miss',
-    units: 10,
-    upstreamRequests: 1,
-  });
+  expectCost(a, balance(null, CALL_READ_ROUTE, 'miss', 10, 1));
   a = await call(`${gw.url}${callReadPath()}`, { body: callReadBody(1) });
   expect(cacheStatus(a)).toContain('; hit');
-  expectCost(a, {
-    key: null,
-    route: CALL_READ_ROUTE,
-    function: BALANCE_FN,
-    outcome: 'hit',
-    units: 1,
-    upstreamRequests: 0,
-  });
+  expectCost(a, balance(null, CALL_READ_ROUTE, 'hit', 1, 0));
   a = await call(`${gw.url}${callReadPath('/mainnet')}`, { body: callReadBody(2) });
-  expectCost(a, {
-    key: null,
-    route: CALL_READ_ROUTE,
-    function: BALANCE_FN,
-    outcome: 'miss',
-    units: 10,
-    upstreamRequests: 1,
-  });
+  expectCost(a, balance(null, CALL_READ_ROUTE, 'miss', 10, 1));
 
   // bob: a batch (a hit, a miss, a failed item), an error.
   a = await call(`${gw.url}${BATCH_ROUTE}`, {
@@ -494,26 +463,12 @@ async function knownMix(gw: RunningGateway): Promise<Expected[]> {
   });
   a = await call(readUrl(gw.url), { body: { functionArgs: 'no' }, headers: key(BOB) });
   expect(a.status).toBe(400);
-  expectCost(a, {
-    key: 'bob',
-    route: READ_ROUTE,
-    function: BALANCE_FN,
-    outcome: 'error',
-    units: 0,
-    upstreamRequests: 0,
-  });
+  expectCost(a, balance('bob', READ_ROUTE, 'error', 0, 0));
 
   // anonymous: a bad key (counted as anonymous, refused), an unknown node route (an error), a decode.
   a = await call(readUrl(gw.url), { body: balanceBody(1), headers: key(WRONG) });
   expect(a.status).toBe(401);
-  expectCost(a, {
-    key: null,
-    route: READ_ROUTE,
-    function: BALANCE_FN,
-    outcome: 'refused',
-    units: 0,
-    upstreamRequests: 0,
-  });
+  expectCost(a, balance(null, READ_ROUTE, 'refused', 0, 0));
   a = await call(`${gw.url}/v2/no-such-route`);
   expect(a.status).toBe(404);
   expectCost(a, { key: null, route: '/v2/*', function: '', outcome: 'error', units: 0, upstreamRequests: 0 });
@@ -531,27 +486,13 @@ async function knownMix(gw: RunningGateway): Promise<Expected[]> {
   served = lane();
   for (let i = 0; i < 3; i++) {
     a = await call(readUrl(gw.url), { body: balanceBody(1), headers: key(LIMITED) });
-    expectCost(a, {
-      key: 'limited',
-      route: READ_ROUTE,
-      function: BALANCE_FN,
-      outcome: 'hit',
-      units: 1,
-      upstreamRequests: 0,
-    });
+    expectCost(a, balance('limited', READ_ROUTE, 'hit', 1, 0));
   }
   expect(lane()).toBe(served + 3);
   for (const n of [1, 2]) {
     a = await call(readUrl(gw.url), { body: balanceBody(n), headers: key(LIMITED) });
     expect(a.status).toBe(429);
-    expectCost(a, {
-      key: 'limited',
-      route: READ_ROUTE,
-      function: BALANCE_FN,
-      outcome: 'refused',
-      units: 0,
-      upstreamRequests: 0,
-    });
+    expectCost(a, balance('limited', READ_ROUTE, 'refused', 0, 0));
   }
   return out;
 }
@@ -886,35 +827,11 @@ describe('rows that last', () => {
       const first = await start(env);
       const mix: Expected[] = [];
       let a = await call(readUrl(first.url), { body: balanceBody(1), headers: key(ALICE) });
-      mix.push({
-        key: 'alice',
-        route: READ_ROUTE,
-        function: BALANCE_FN,
-        outcome: 'miss',
-        units: 10,
-        upstreamRequests: 2,
-        bytesSent: a.bytes,
-      });
+      mix.push({ ...balance('alice', READ_ROUTE, 'miss', 10, 2), bytesSent: a.bytes });
       a = await call(readUrl(first.url), { body: balanceBody(1), headers: key(ALICE) });
-      mix.push({
-        key: 'alice',
-        route: READ_ROUTE,
-        function: BALANCE_FN,
-        outcome: 'hit',
-        units: 1,
-        upstreamRequests: 0,
-        bytesSent: a.bytes,
-      });
+      mix.push({ ...balance('alice', READ_ROUTE, 'hit', 1, 0), bytesSent: a.bytes });
       a = await call(readUrl(first.url), { body: { functionArgs: 'no' } });
-      mix.push({
-        key: null,
-        route: READ_ROUTE,
-        function: BALANCE_FN,
-        outcome: 'error',
-        units: 0,
-        upstreamRequests: 0,
-        bytesSent: a.bytes,
-      });
+      mix.push({ ...balance(null, READ_ROUTE, 'error', 0, 0), bytesSent: a.bytes });
       const expected = tally(mix);
       expect(await adminRows(first.url)).toEqual(expected);
       // Closed before the first flush could run: the close writes them.
@@ -925,15 +842,7 @@ describe('rows that last', () => {
       expect(await adminRows(second.url)).toEqual(expected);
       // And the new instance adds to them.
       a = await call(readUrl(second.url), { body: balanceBody(1), headers: key(ALICE) });
-      mix.push({
-        key: 'alice',
-        route: READ_ROUTE,
-        function: BALANCE_FN,
-        outcome: 'hit',
-        units: 1,
-        upstreamRequests: 0,
-        bytesSent: a.bytes,
-      });
+      mix.push({ ...balance('alice', READ_ROUTE, 'hit', 1, 0), bytesSent: a.bytes });
       expect(await adminRows(second.url)).toEqual(tally(mix));
     } finally {
       for (const r of running.splice(0).reverse()) await r.close();
