@@ -280,9 +280,9 @@ export class Admission {
     if (plan === undefined) {
       const checks: QuotaCheck[] = [];
       const rpm = key.requestsPerMinute;
-      if (rpm !== undefined) checks.push(bucketCheck('requests', rpm, true, this.#bucketOf(key)));
+      if (rpm !== undefined) checks.push(bucketCheck('requests', rpm, true, `key:${key.name}`));
       const upm = key.unitsPerMinute;
-      if (upm !== undefined) checks.push(bucketCheck('units', upm, false, unitsBucket(key)));
+      if (upm !== undefined) checks.push(bucketCheck('units', upm, false, `units:${key.name}`));
       const month = key.unitsPerMonth;
       if (month !== undefined && this.#options.monthUnits !== undefined)
         checks.push({ policy: 'units-month', q: month, takes: false, bucket: undefined, key: key.name });
@@ -353,9 +353,10 @@ export class Admission {
    */
   charge(verdict: Verdict, units: number): void {
     const key = verdict.key;
-    const upm = key?.unitsPerMinute;
-    if (key === undefined || upm === undefined || units <= 0 || !verdict.ok) return;
-    const spent = this.#options.quota.spend(unitsBucket(key), upm, units, ALWAYS);
+    if (key === undefined || units <= 0 || !verdict.ok) return;
+    const bucket = this.#planOf(key)?.checks.find((c) => c.policy === 'units');
+    if (bucket?.bucket === undefined) return;
+    const spent = this.#options.quota.spend(bucket.bucket, bucket.q, units, ALWAYS);
     if (spent instanceof Promise) spent.catch(() => {});
   }
 
@@ -390,17 +391,6 @@ export class Admission {
     if (presented !== '' && sameSecret(secretDigest(presented), held))
       return admitted('admin', clientId, undefined, undefined);
     return refuse('admin', clientId, undefined, 'admin-token', adminTokenError());
-  }
-
-  /** A key's quota bucket, named once per key (not joined again on every request). */
-  readonly #bucketIds = new Map<string, string>();
-  #bucketOf(key: ApiKey): string {
-    let id = this.#bucketIds.get(key.name);
-    if (id === undefined) {
-      id = `key:${key.name}`;
-      this.#bucketIds.set(key.name, id);
-    }
-    return id;
   }
 
   #keyUse(verdict: Verdict): Verdict {
@@ -519,17 +509,6 @@ function newPlan(checks: readonly QuotaCheck[]): QuotaPlan {
 
 function bucketCheck(policy: QuotaPolicy, q: number, takes: boolean, bucket: string): QuotaCheck {
   return { policy, q, takes, bucket, key: '' };
-}
-
-/** The units bucket of a key, named once per key object. */
-const UNITS_BUCKETS = new WeakMap<ApiKey, string>();
-function unitsBucket(key: ApiKey): string {
-  let id = UNITS_BUCKETS.get(key);
-  if (id === undefined) {
-    id = `units:${key.name}`;
-    UNITS_BUCKETS.set(key, id);
-  }
-  return id;
 }
 
 /** The current UTC month's bounds, recomputed only when the clock leaves them. */
