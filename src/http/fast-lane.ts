@@ -44,7 +44,7 @@ import {
   RATE_LIMIT_HEADER,
   RATE_LIMIT_POLICY_HEADER,
   type ReplayMeter,
-  rateLimitHeaders,
+  rateLimitItems,
   replayMeter,
   type UsageSink,
 } from './metering.js';
@@ -103,6 +103,8 @@ interface LaneEntry {
   /** The last per-answer headers and the full list made with them (reused while the same). */
   lastDynamic: readonly string[] | undefined;
   lastHeaders: readonly string[];
+  /** lastHeaders and the two RateLimit headers, whose values are set for each replay. */
+  limitedHeaders: string[] | undefined;
 }
 
 /**
@@ -380,18 +382,25 @@ export class FastLane {
     if (dynamic !== entry.lastDynamic) {
       entry.lastDynamic = dynamic;
       entry.lastHeaders = dynamic === undefined ? entry.headers : entry.headers.concat(dynamic);
+      entry.limitedHeaders = undefined;
     }
-    // The quotas' state is the asking client's, so its headers are made for each replay.
-    const limits =
-      entry.meter === undefined ? undefined : rateLimitHeaders(verdict.quotas, entry.meter.units);
-    sendReplay(
-      res,
-      entry.status,
-      limits === undefined
-        ? entry.lastHeaders
-        : entry.lastHeaders.concat(RATE_LIMIT_POLICY_HEADER, limits[0], RATE_LIMIT_HEADER, limits[1]),
-      entry.body,
-    );
+    // The quotas' state is the asking client's, so its headers are made for each replay. They
+    // go in the last four slots of a list kept with the entry: writeHead reads the list before
+    // it returns, so the next replay may fill the same slots (no list made per answer).
+    const quotas = entry.meter === undefined ? undefined : verdict.quotas;
+    let headers = entry.lastHeaders;
+    if (quotas !== undefined && quotas.lines.length > 0) {
+      let limited = entry.limitedHeaders;
+      if (limited === undefined) {
+        limited = entry.lastHeaders.concat(RATE_LIMIT_POLICY_HEADER, '', RATE_LIMIT_HEADER, '');
+        entry.limitedHeaders = limited;
+      }
+      const n = limited.length;
+      limited[n - 3] = quotas.policy;
+      limited[n - 1] = rateLimitItems(quotas, entry.meter!.units);
+      headers = limited;
+    }
+    sendReplay(res, entry.status, headers, entry.body);
     if (entry.meter !== undefined) this.#options.charge?.(verdict, entry.meter.units);
     this.#served++;
     entry.reuse.served?.();
@@ -481,6 +490,7 @@ export class FastLane {
       touched: Date.now(),
       lastDynamic: undefined,
       lastHeaders: headers,
+      limitedHeaders: undefined,
     };
     // The answer it replaces (the same request held before) goes first, from the order and the index.
     const slot = this.#slots.get(method)?.get(url);

@@ -46,23 +46,23 @@ export function rateLimitHeaders(
   quotas: Quotas | undefined,
   units: number,
 ): readonly [policy: string, limit: string] | undefined {
-  if (quotas === undefined) return undefined;
-  const lines = quotas.lines;
-  if (lines.length === 0) return undefined;
+  if (quotas === undefined || quotas.lines.length === 0) return undefined;
+  return [quotas.policy, rateLimitItems(quotas, units)];
+}
+
+/** The `RateLimit` header's value: one item per quota, after an answer costing `units`. */
+export function rateLimitItems(quotas: Quotas, units: number): string {
+  const { lines, tokens } = quotas;
   let items = '';
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!;
-    const left = l.tokens - (l.inUnits ? units : 0);
-    const r = Math.max(0, Math.floor(left));
+    const left = tokens[i]! - (l.inUnits ? units : 0);
+    const r = left <= 0 ? 0 : Math.floor(left);
     const t =
-      left >= l.q
-        ? 0
-        : l.resetS !== undefined
-          ? l.resetS
-          : Math.max(1, Math.ceil(((l.q - left) * l.w) / l.q));
-    items += `${i === 0 ? '' : ', '}"${l.policy}";r=${r};t=${t}`;
+      left >= l.q ? 0 : l.monthly ? quotas.monthResetS : Math.max(1, Math.ceil(((l.q - left) * 60) / l.q));
+    items += i === 0 ? `${l.item}${r};t=${t}` : `, ${l.item}${r};t=${t}`;
   }
-  return [quotas.policy, items];
+  return items;
 }
 
 /** Take an answer's cost from the asking key's unit quota (Admission.charge). */

@@ -25,7 +25,7 @@ import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../../errors.js';
 import type { ApiKey, ApiKeyRing } from './api-keys.js';
 import { clientAddress } from './client-address.js';
-import type { Balance, QuotaStore } from './quota-store.js';
+import type { BucketSpend, Judgement, QuotaStore } from './quota-store.js';
 import { canonicalTarget } from './request-target.js';
 import { type RouteKind, routeKind, takesKeys } from './routes.js';
 import { sameSecret, secretDigest } from './secret.js';
@@ -51,34 +51,36 @@ export interface Admitted {
 }
 
 /**
- * The quotas that applied to a request: one line each, and their `RateLimit-Policy` text, which
- * only changes with the keys file or the month, so it is made once per key and month rather
- * than per answer.
+ * The quotas that applied to a request: their lines (the key's, made once), what each has
+ * left, and their `RateLimit-Policy` text, which only changes with the keys file or the month,
+ * so it is made once per key and month rather than per answer.
  */
 export interface Quotas {
   readonly lines: readonly QuotaLine[];
+  /**
+   * What each line has left after admission, in order: a request's token already taken; a
+   * cost in units not yet (the answer's cost comes off when the headers are written).
+   */
+  readonly tokens: readonly number[];
+  /** Seconds until the UTC month's end: the `t` of a monthly quota. */
+  readonly monthResetS: number;
   readonly policy: string;
 }
 
 /** The names of the quotas in the RateLimit headers (docs/usage.md). */
 export type QuotaPolicy = 'requests' | 'units' | 'units-month' | 'anonymous';
 
-/** One quota that applied to a request, as admission found it. */
+/** One quota of a plan, as the RateLimit headers tell it. */
 export interface QuotaLine {
   readonly policy: QuotaPolicy;
   /** The quota. */
   readonly q: number;
-  /** Its window, seconds. */
-  readonly w: number;
-  /**
-   * What is left after admission: a request's token already taken; a cost in units not yet
-   * (the answer's cost comes off when the headers are written).
-   */
-  readonly tokens: number;
-  /** Counted in units: the answer's cost comes off `tokens`. */
+  /** Counted over the UTC month (its window the month's length); otherwise per minute. */
+  readonly monthly: boolean;
+  /** Counted in units: the answer's cost comes off what is left. */
   readonly inUnits: boolean;
-  /** Seconds until it is full again whatever is left (the month's end); absent: refilled per minute. */
-  readonly resetS?: number;
+  /** `"<policy>";r=`, the start of its RateLimit item. */
+  readonly item: string;
 }
 
 export interface Refused {
@@ -239,54 +241,39 @@ export class Admission {
         ? admitted(route, clientId, undefined, undefined)
         : this.#keyUse(admitted(route, clientId, key, this.upstreamGate(key)));
     }
-    // Units first (they only look): a request refused for its units spends no request token.
-    const checks = plan.checks;
-    const n = checks.length;
-    const seen: (Balance | Promise<Balance> | undefined)[] = new Array(n);
-    let pending = false;
-    for (let i = 0; i < n; i++) {
-      const c = checks[i]!;
-      if (c.takes) continue;
-      const b = this.#check(c, false);
-      seen[i] = b;
-      if (b instanceof Promise) pending = true;
-    }
-    const then = (looked: readonly (Balance | undefined)[]): Verdict | Promise<Verdict> => {
-      let refused = false;
-      for (let i = 0; i < n; i++) if (looked[i] !== undefined && !looked[i]!.ok) refused = true;
-      const balances: (Balance | Promise<Balance>)[] = new Array(n);
-      let waiting = false;
-      for (let i = 0; i < n; i++) {
-        const b = looked[i] ?? this.#check(checks[i]!, !refused);
-        balances[i] = b;
-        if (b instanceof Promise) waiting = true;
-      }
-      if (!waiting) return this.#judgeQuotas(plan, balances as Balance[], route, clientId, key);
-      return Promise.all(balances).then((all) => this.#judgeQuotas(plan, all, route, clientId, key));
-    };
-    if (!pending) return then(seen as (Balance | undefined)[]);
-    return Promise.all(seen).then(then);
+    // The month's units are known here (no I/O); a request they refuse only looks at the
+    // buckets. The buckets are judged together: a request refused by one spends no other.
+    const month = plan.month;
+    const monthLeft = month === undefined ? Infinity : month.q - this.#options.monthUnits!(month.key);
+    const buckets =
+      plan.buckets.length === 0
+        ? { tokens: [], short: -1, waitMs: 0 }
+        : this.#options.quota.judge(plan.buckets, monthLeft >= 1);
+    if (buckets instanceof Promise)
+      return buckets.then((j) => this.#judgeQuotas(plan, j, monthLeft, route, clientId, key));
+    return this.#judgeQuotas(plan, buckets, monthLeft, route, clientId, key);
   }
 
   /**
-   * The quotas of a key (docs/access-control.md, docs/usage.md): its requests, units per minute
-   * and units per month, made once per key (a reloaded keys file brings new key objects, so new
-   * plans). A request takes its token now; a cost in units is taken once the answer is known
-   * (charge), and only needs one unit left now. Undefined: the key has no quota.
+   * The quotas of a key (docs/access-control.md, docs/usage.md): its requests and units per
+   * minute (token buckets) and units per month (the usage rows), made once per key (a reloaded
+   * keys file brings new key objects, so new plans). A request takes its token now; a cost in
+   * units is taken once the answer is known (charge), and only needs one unit left now.
+   * Undefined: the key has no quota.
    */
   readonly #plans = new WeakMap<ApiKey, QuotaPlan | null>();
   #planOf(key: ApiKey): QuotaPlan | undefined {
     let plan = this.#plans.get(key);
     if (plan === undefined) {
-      const checks: QuotaCheck[] = [];
+      const buckets: QuotaBucket[] = [];
       const rpm = key.requestsPerMinute;
-      if (rpm !== undefined) checks.push(bucketCheck('requests', rpm, true, `key:${key.name}`));
+      if (rpm !== undefined) buckets.push(quotaBucket('requests', rpm, `key:${key.name}`));
       const upm = key.unitsPerMinute;
-      if (upm !== undefined) checks.push(bucketCheck('units', upm, false, `units:${key.name}`));
-      const month = key.unitsPerMonth;
-      if (month !== undefined && this.#options.monthUnits !== undefined)
-        checks.push({ policy: 'units-month', q: month, takes: false, bucket: undefined, key: key.name });
-      plan = checks.length === 0 ? null : newPlan(checks);
+      if (upm !== undefined) buckets.push(quotaBucket('units', upm, `units:${key.name}`));
+      const q = key.unitsPerMonth;
+      const month =
+        q !== undefined && this.#options.monthUnits !== undefined ? { key: key.name, q } : undefined;
+      plan = buckets.length === 0 && month === undefined ? null : newPlan(buckets, month);
       this.#plans.set(key, plan);
     }
     return plan ?? undefined;
@@ -297,54 +284,56 @@ export class Admission {
     const anonymous = this.#options.anonymousPerMinute;
     if (anonymous === undefined) return undefined;
     let plan = this.#anonymous;
-    if (plan === undefined || plan.checks[0]!.q !== anonymous) {
-      plan = newPlan([bucketCheck('anonymous', anonymous, true, '')]);
+    if (plan === undefined || plan.lines[0]!.q !== anonymous) {
+      plan = newPlan([quotaBucket('anonymous', anonymous, '')], undefined);
       this.#anonymous = plan;
     }
-    // The bucket is the address's; the rest of the plan (its policy text) is shared.
-    return { checks: [{ ...plan.checks[0]!, bucket: `client:${clientId}` }], text: plan.text };
+    // The bucket is the address's; the rest of the plan (its lines, its policy text) is shared.
+    const bucket = { id: `client:${clientId}`, capacity: anonymous, cost: 1 };
+    return { ...plan, buckets: [bucket] };
   }
   #anonymous: QuotaPlan | undefined;
 
-  /** A quota's balance; `take`: spend the request's token when it holds one. */
-  #check(c: QuotaCheck, take: boolean): Balance | Promise<Balance> {
-    if (c.bucket !== undefined) return this.#options.quota.spend(c.bucket, c.q, c.takes && take ? 1 : 0, 1);
-    const left = c.q - this.#options.monthUnits!(c.key);
-    return left >= 1
-      ? { ok: true, tokens: left, waitMs: 0 }
-      : { ok: false, tokens: left, waitMs: untilNextMonth(Date.now()) };
-  }
-
   #judgeQuotas(
     plan: QuotaPlan,
-    balances: readonly Balance[],
+    judged: Judgement,
+    monthLeft: number,
     kind: AdmissionKind,
     clientId: string,
     key: ApiKey | undefined,
   ): Verdict {
     const now = Date.now();
-    const month = monthOf(now);
-    const checks = plan.checks;
-    const lines: QuotaLine[] = new Array(checks.length);
-    let first = -1;
-    let waitMs = 0;
-    for (let i = 0; i < checks.length; i++) {
-      const b = balances[i]!;
-      lines[i] = lineOf(checks[i]!, b, now, month);
-      if (!b.ok) {
-        if (first < 0) first = i;
-        // Retry-After is the longest wait of the quotas spent.
-        if (b.waitMs > waitMs) waitMs = b.waitMs;
+    const m = monthOf(now);
+    const tokens = judged.tokens;
+    let first = judged.short;
+    // Retry-After is the longest wait of the quotas spent.
+    let waitMs = judged.waitMs;
+    // A spent quota shows nothing left, never a fraction of a token.
+    if (first >= 0)
+      for (let i = 0; i < tokens.length; i++) if (tokens[i]! < 1) tokens[i] = Math.min(0, tokens[i]!);
+    if (plan.month !== undefined) {
+      if (monthLeft >= 1) tokens.push(monthLeft);
+      else {
+        tokens.push(Math.min(0, monthLeft));
+        if (first < 0) first = tokens.length - 1;
+        waitMs = Math.max(waitMs, m.next - now);
       }
     }
-    const quotas: Quotas = { lines, policy: policyText(plan, month) };
+    const quotas: Quotas = {
+      lines: plan.lines,
+      tokens,
+      monthResetS: Math.ceil((m.next - now) / 1000),
+      policy: policyText(plan, m),
+    };
     if (first < 0)
       return this.#keyUse(
         admitted(kind, clientId, key, key === undefined ? undefined : this.upstreamGate(key), quotas),
       );
     // The first quota spent names the refusal.
-    const c = checks[first]!;
-    return this.#keyUse(refuse(kind, clientId, key, 'quota', quotaError(c.policy, c.q, waitMs), quotas));
+    const line = plan.lines[first]!;
+    return this.#keyUse(
+      refuse(kind, clientId, key, 'quota', quotaError(line.policy, line.q, waitMs), quotas),
+    );
   }
 
   /**
@@ -354,9 +343,9 @@ export class Admission {
   charge(verdict: Verdict, units: number): void {
     const key = verdict.key;
     if (key === undefined || units <= 0 || !verdict.ok) return;
-    const bucket = this.#planOf(key)?.checks.find((c) => c.policy === 'units');
-    if (bucket?.bucket === undefined) return;
-    const spent = this.#options.quota.spend(bucket.bucket, bucket.q, units, ALWAYS);
+    const bucket = this.#planOf(key)?.units;
+    if (bucket === undefined) return;
+    const spent = this.#options.quota.spend(bucket.id, bucket.capacity, units, ALWAYS);
     if (spent instanceof Promise) spent.catch(() => {});
   }
 
@@ -479,36 +468,53 @@ function quotaError(policy: QuotaPolicy, limit: number, waitMs: number): Gateway
 /** A spend that always happens (a cost taken after the answer). */
 const ALWAYS = -Number.MAX_SAFE_INTEGER;
 
-/** Ms from `now` to the next UTC month. */
-export function untilNextMonth(now: number): number {
-  const d = new Date(now);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - now;
-}
-
-interface QuotaCheck {
+/** A bucket of a plan, and its policy's name. */
+interface QuotaBucket extends BucketSpend {
   readonly policy: QuotaPolicy;
-  readonly q: number;
-  /** A request quota: its token is taken at admission (units are taken after the answer). */
-  readonly takes: boolean;
-  /** The token bucket it spends from; undefined: the month's units (the usage rows). */
-  readonly bucket: string | undefined;
-  /** The key's name, for the month's units. */
-  readonly key: string;
 }
 
 /** The quotas that apply to one key (or to keyless clients), made once. */
 interface QuotaPlan {
-  readonly checks: readonly QuotaCheck[];
+  /** Its minute buckets, judged together (QuotaStore.judge). */
+  readonly buckets: readonly BucketSpend[];
+  /** The key's units per month and its name (the usage rows count them). */
+  readonly month: { readonly key: string; readonly q: number } | undefined;
+  /** The bucket an answer's units are charged to. */
+  readonly units: BucketSpend | undefined;
+  /** The quotas in header order: the buckets', then the month's. */
+  readonly lines: readonly QuotaLine[];
   /** The RateLimit-Policy text and the month it was made for (a month's window is its length). */
   readonly text: { policy: string; month: number };
 }
 
-function newPlan(checks: readonly QuotaCheck[]): QuotaPlan {
-  return { checks, text: { policy: '', month: -1 } };
+function newPlan(
+  buckets: readonly QuotaBucket[],
+  month: { readonly key: string; readonly q: number } | undefined,
+): QuotaPlan {
+  const lines = buckets.map((b) => quotaLine(b.policy, b.capacity, false));
+  if (month !== undefined) lines.push(quotaLine('units-month', month.q, true));
+  return {
+    buckets,
+    month,
+    units: buckets.find((b) => b.policy === 'units'),
+    lines,
+    text: { policy: '', month: -1 },
+  };
 }
 
-function bucketCheck(policy: QuotaPolicy, q: number, takes: boolean, bucket: string): QuotaCheck {
-  return { policy, q, takes, bucket, key: '' };
+/** A request quota takes its token at admission; units are taken after the answer. */
+function quotaBucket(policy: QuotaPolicy, capacity: number, id: string): QuotaBucket {
+  return { policy, capacity, id, cost: policy === 'units' ? 0 : 1 };
+}
+
+function quotaLine(policy: QuotaPolicy, q: number, monthly: boolean): QuotaLine {
+  return {
+    policy,
+    q,
+    monthly,
+    inUnits: policy !== 'requests' && policy !== 'anonymous',
+    item: `"${policy}";r=`,
+  };
 }
 
 /** The current UTC month's bounds, recomputed only when the clock leaves them. */
@@ -533,26 +539,10 @@ function monthOf(now: number): Month {
 function policyText(plan: QuotaPlan, m: Month): string {
   const text = plan.text;
   if (text.month !== m.start) {
-    text.policy = plan.checks
-      .map((c) => `"${c.policy}";q=${c.q};w=${c.policy === 'units-month' ? m.seconds : 60}`)
-      .join(', ');
+    text.policy = plan.lines.map((l) => `"${l.policy}";q=${l.q};w=${l.monthly ? m.seconds : 60}`).join(', ');
     text.month = m.start;
   }
   return text.policy;
-}
-
-function lineOf(c: QuotaCheck, b: Balance, now: number, m: Month): QuotaLine {
-  const tokens = b.ok ? b.tokens : Math.min(0, b.tokens);
-  if (c.policy !== 'units-month')
-    return { policy: c.policy, q: c.q, w: 60, tokens, inUnits: c.policy === 'units' };
-  return {
-    policy: c.policy,
-    q: c.q,
-    w: m.seconds,
-    tokens,
-    inUnits: true,
-    resetS: Math.ceil((m.next - now) / 1000),
-  };
 }
 
 function upstreamQuotaError(key: ApiKey, waitMs: number): GatewayError {

@@ -1,7 +1,8 @@
 /**
  * Quotas (docs/access-control.md): one token bucket per API key or keyless client address,
  * of `capacity` tokens refilled at `capacity` per minute. `take` spends one token, or says
- * how long until one is there.
+ * how long until one is there; `judge` decides a request against all of a key's buckets in
+ * one operation (one Redis round trip in a fleet, however many quotas the key has).
  *
  * On one instance the buckets live in memory (bounded, so a flood of addresses cannot grow it
  * without end); with Redis, every instance
@@ -21,7 +22,31 @@ export interface Balance {
   readonly waitMs: number;
 }
 
+/** A bucket a request is judged against (made once per key: its quota plan). */
+export interface BucketSpend {
+  readonly id: string;
+  readonly capacity: number;
+  /** What an admitted request takes now: 1 for a request quota, 0 for units (taken after the answer). */
+  readonly cost: number;
+}
+
+/** Several buckets judged at once (QuotaStore.judge). */
+export interface Judgement {
+  /** Each bucket's tokens afterwards, in order (after the spend when every one held a token). */
+  readonly tokens: number[];
+  /** The first bucket that held less than one token; -1: every one held one (and spent its cost). */
+  readonly short: number;
+  /** Ms until every short bucket holds one token again; 0 when none is short. */
+  readonly waitMs: number;
+}
+
 export interface QuotaStore {
+  /**
+   * Judge a request against its buckets, atomically: when every one holds at least one token
+   * and `spend` is true, each spends its cost; otherwise none spends anything (a request
+   * refused by one quota costs no other, and `spend` false only looks).
+   */
+  judge(buckets: readonly BucketSpend[], spend: boolean): Judgement | Promise<Judgement>;
   /** Spend one token of bucket `id` (capacity tokens, refilled capacity per minute). */
   take(id: string, capacity: number): QuotaTake;
   /**
@@ -40,6 +65,9 @@ interface Bucket {
   at: number;
 }
 
+/** The buckets of the judgement under way (judge is synchronous: one list serves every call). */
+const held: Bucket[] = [];
+
 export class MemoryQuota implements QuotaStore {
   /**
    * Bounded by dropping the oldest-created bucket when full (a plain Map keeps insertion
@@ -56,6 +84,31 @@ export class MemoryQuota implements QuotaStore {
   take(id: string, capacity: number): number {
     const b = this.spend(id, capacity, 1, 1);
     return b.ok ? 0 : b.waitMs;
+  }
+
+  judge(buckets: readonly BucketSpend[], spend: boolean): Judgement {
+    const now = this.#now();
+    const n = buckets.length;
+    const tokens: number[] = new Array(n);
+    let short = -1;
+    let waitMs = 0;
+    for (let i = 0; i < n; i++) {
+      const spec = buckets[i]!;
+      const bucket = this.#refill(spec.id, spec.capacity, now);
+      held[i] = bucket;
+      tokens[i] = bucket.tokens;
+      if (bucket.tokens < 1) {
+        if (short < 0) short = i;
+        waitMs = Math.max(waitMs, Math.ceil(((1 - bucket.tokens) * MINUTE_MS) / spec.capacity));
+      }
+    }
+    if (short >= 0 || !spend) return { tokens, short, waitMs };
+    for (let i = 0; i < n; i++) {
+      const bucket = held[i]!;
+      bucket.tokens -= buckets[i]!.cost;
+      tokens[i] = bucket.tokens;
+    }
+    return { tokens, short, waitMs: 0 };
   }
 
   spend(id: string, capacity: number, cost: number, minimum: number): Balance {

@@ -129,6 +129,16 @@ describe('the fast lane and admission', () => {
   it('waits for a verdict that comes later (a quota in Redis) before it answers', async () => {
     const spent = new Map<string, number>();
     const later: QuotaStore = {
+      judge: async (buckets, spend) => {
+        const tokens = buckets.map((b) => b.capacity - (spent.get(b.id) ?? 0));
+        const short = tokens.findIndex((t) => t < 1);
+        if (short < 0 && spend)
+          buckets.forEach((b, i) => {
+            spent.set(b.id, (spent.get(b.id) ?? 0) + b.cost);
+            tokens[i] = tokens[i]! - b.cost;
+          });
+        return { tokens, short, waitMs: short < 0 ? 0 : 20_000 };
+      },
       spend: async (id, capacity, cost) => {
         const before = spent.get(id) ?? 0;
         if (before + 1 > capacity) return { ok: false, tokens: capacity - before, waitMs: 20_000 };
