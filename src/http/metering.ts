@@ -56,11 +56,17 @@ export function rateLimitItems(quotas: Quotas, units: number): string {
   let items = '';
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!;
-    const left = tokens[i]! - (l.inUnits ? units : 0);
+    const left = (l.monthly ? quotas.monthLeft : tokens[i]!) - (l.inUnits ? units : 0);
     const r = left <= 0 ? 0 : Math.floor(left);
     const t =
       left >= l.q ? 0 : l.monthly ? quotas.monthResetS : Math.max(1, Math.ceil(((l.q - left) * 60) / l.q));
-    items += i === 0 ? `${l.item}${r};t=${t}` : `, ${l.item}${r};t=${t}`;
+    const said = l.said;
+    if (said.r !== r || said.t !== t) {
+      said.r = r;
+      said.t = t;
+      said.text = `${l.item}${r};t=${t}`;
+    }
+    items = i === 0 ? said.text : `${items}, ${said.text}`;
   }
   return items;
 }

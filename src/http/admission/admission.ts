@@ -58,10 +58,12 @@ export interface Admitted {
 export interface Quotas {
   readonly lines: readonly QuotaLine[];
   /**
-   * What each line has left after admission, in order: a request's token already taken; a
-   * cost in units not yet (the answer's cost comes off when the headers are written).
+   * What each bucket line has left after admission, in order: a request's token already
+   * taken; a cost in units not yet (the answer's cost comes off when the headers are written).
    */
   readonly tokens: readonly number[];
+  /** What the monthly quota has left, when there is one (its line is the last). */
+  readonly monthLeft: number;
   /** Seconds until the UTC month's end: the `t` of a monthly quota. */
   readonly monthResetS: number;
   readonly policy: string;
@@ -81,6 +83,11 @@ export interface QuotaLine {
   readonly inUnits: boolean;
   /** `"<policy>";r=`, the start of its RateLimit item. */
   readonly item: string;
+  /**
+   * The last item made for it and its figures: a key far below its quota tells the same
+   * figures answer after answer, and their text is then made once (metering.ts).
+   */
+  readonly said: { r: number; t: number; text: string };
 }
 
 export interface Refused {
@@ -297,7 +304,7 @@ export class Admission {
   #judgeQuotas(
     plan: QuotaPlan,
     judged: Judgement,
-    monthLeft: number,
+    left: number,
     kind: AdmissionKind,
     clientId: string,
     key: ApiKey | undefined,
@@ -311,17 +318,16 @@ export class Admission {
     // A spent quota shows nothing left, never a fraction of a token.
     if (first >= 0)
       for (let i = 0; i < tokens.length; i++) if (tokens[i]! < 1) tokens[i] = Math.min(0, tokens[i]!);
-    if (plan.month !== undefined) {
-      if (monthLeft >= 1) tokens.push(monthLeft);
-      else {
-        tokens.push(Math.min(0, monthLeft));
-        if (first < 0) first = tokens.length - 1;
-        waitMs = Math.max(waitMs, m.next - now);
-      }
+    let monthLeft = left;
+    if (monthLeft < 1) {
+      monthLeft = Math.min(0, monthLeft);
+      if (first < 0) first = tokens.length;
+      waitMs = Math.max(waitMs, m.next - now);
     }
     const quotas: Quotas = {
       lines: plan.lines,
       tokens,
+      monthLeft,
       monthResetS: Math.ceil((m.next - now) / 1000),
       policy: policyText(plan, m),
     };
@@ -514,6 +520,7 @@ function quotaLine(policy: QuotaPolicy, q: number, monthly: boolean): QuotaLine 
     monthly,
     inUnits: policy !== 'requests' && policy !== 'anonymous',
     item: `"${policy}";r=`,
+    said: { r: Number.NaN, t: Number.NaN, text: '' },
   };
 }
 
