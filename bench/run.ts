@@ -25,6 +25,7 @@ const CASES: Record<string, () => Promise<BenchCase>> = {
   hedging: async () => (await import('./cases/hedging.js')).hedging,
   consensus: async () => (await import('./cases/consensus.js')).consensus,
   scale: async () => (await import('./cases/scale.js')).scale,
+  'admission-micro': async () => (await import('./cases/admission-micro.js')).admissionMicro,
   'access-and-observer': async () => (await import('./cases/access-and-observer.js')).accessAndObserver,
   'observer-payload': async () => (await import('./cases/observer-payload.js')).observerPayload,
   'observer-recorded': async () => (await import('./cases/observer-recorded.js')).observerRecorded,
