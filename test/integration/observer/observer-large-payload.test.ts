@@ -2,7 +2,7 @@
  * Large event payloads over real HTTP (docs/events.md, "Reading payloads off the main
  * thread"): a /new_block of ~100 MB (2,000 real serialized contract calls and a big events
  * array) is read in the observer's worker thread while the public listener keeps answering
- * cached hits, the gateway's event loop never blocked for long; malformed large payloads are
+ * cached hits (how fast is the observer-payload bench case's figure); malformed large payloads are
  * rejected without a crash; small payloads are read on the main thread; a killed worker costs
  * its payload only; payloads are applied in arrival order whichever thread read them; and the
  * production bundle finds its worker beside it.
@@ -11,7 +11,6 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { makeUnsignedContractCall, privateKeyToPublic, serializeTransaction } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
@@ -176,39 +175,31 @@ describe('small payloads', () => {
 });
 
 describe('a ~100 MB /new_block', () => {
-  it('is applied while cached hits keep being answered, the event loop never blocked for long', async () => {
+  it('is applied while cached hits keep being answered', async () => {
     // Entries read at 100, during the run the block at 100 started.
     for (const c of ['hot', 'cold', 'evented']) expect(await cacheStatus(c)).toMatch(/stored/);
     expect(await cacheStatus('cold')).toMatch(/hit/);
     const body = blockBody(101, 100);
     expect(body.length).toBeGreaterThan(95 * MB);
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    const hitTimes: number[] = [];
+    // Hits asked one after another for as long as the block is handled. How fast they are
+    // answered meanwhile is a figure of the observer-payload bench case (hit p99 during such
+    // payloads), not asserted here; what must hold is that they are answered at all.
     let handling = true;
+    let answeredWhileHandling = 0;
     const hits = (async () => {
       while (handling) {
-        const t = performance.now();
         expect(await cacheStatus('cold')).toMatch(/hit/);
-        hitTimes.push(performance.now() - t);
+        if (handling) answeredWhileHandling++;
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
-    delay.enable();
-    const t0 = performance.now();
     try {
       await handle(body);
     } finally {
-      delay.disable();
       handling = false;
     }
-    const handlingMs = performance.now() - t0;
     await hits;
-    const maxDelayMs = delay.max / 1e6;
-    console.log(
-      `100 MB block: handled in ${handlingMs.toFixed(0)} ms; event loop delay max ${maxDelayMs.toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms; ${hitTimes.length} hits, slowest ${Math.max(...hitTimes).toFixed(1)} ms`,
-    );
-    expect(maxDelayMs).toBeLessThan(200);
-    expect(hitTimes.length).toBeGreaterThan(5);
+    expect(answeredWhileHandling).toBeGreaterThan(5);
     // Read in the worker, and applied: the tip moved, what the block touched was recorded.
     expect(follower().reader.workersStarted).toBe(1);
     expect(gw.gateway.chain.known('testnet')).toMatchObject({ height: 101, indexBlockHash: hash(101) });
