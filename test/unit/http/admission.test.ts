@@ -15,8 +15,9 @@ import {
   verdictOf,
 } from '../../../src/http/admission/admission.js';
 import { ApiKeyRing, parseApiKeys } from '../../../src/http/admission/api-keys.js';
-import { MemoryQuota, type QuotaStore } from '../../../src/http/admission/quota-store.js';
+import { MemoryQuota } from '../../../src/http/admission/quota-store.js';
 import { sameSecret, secretDigest } from '../../../src/http/admission/secret.js';
+import { laterQuota } from '../../support/later-quota.js';
 
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 const GOOD = 'k-good-0123456789abcdef';
@@ -338,30 +339,7 @@ describe('quotas', () => {
   });
 
   it('waits for a store that answers later (Redis) and remembers that verdict too', async () => {
-    const spent = new Map<string, number>();
-    const later: QuotaStore = {
-      judge: async (buckets, spend) => {
-        const tokens = buckets.map((b) => b.capacity - (spent.get(b.id) ?? 0));
-        const short = tokens.findIndex((t) => t < 1);
-        if (short < 0 && spend)
-          buckets.forEach((b, i) => {
-            spent.set(b.id, (spent.get(b.id) ?? 0) + b.cost);
-            tokens[i] = tokens[i]! - b.cost;
-          });
-        return { tokens, short, waitMs: short < 0 ? 0 : 5_000 };
-      },
-      spend: async (id, capacity, cost) => {
-        const before = spent.get(id) ?? 0;
-        if (before + 1 > capacity) return { ok: false, tokens: capacity - before, waitMs: 5_000 };
-        spent.set(id, before + cost);
-        return { ok: true, tokens: capacity - before - cost, waitMs: 0 };
-      },
-      take: async (id, capacity) => {
-        const n = (spent.get(id) ?? 0) + 1;
-        spent.set(id, n);
-        return n <= capacity ? 0 : 5_000;
-      },
-    };
+    const later = laterQuota(5_000);
     const gate = admission({ keys: keys(), quota: later });
     const first = req('POST', CALL, { 'x-api-key': LIMITED });
     const pending = gate.admit(first);

@@ -16,6 +16,7 @@ import { installErrorHandling } from '../../../src/http/error-handler.js';
 import { FastLane, type FastLaneOptions, offerReplay } from '../../../src/http/fast-lane.js';
 import { installJsonParsing } from '../../../src/http/raw-body.js';
 import { trackRoutes } from '../../../src/http/route-table.js';
+import { laterQuota } from '../../support/later-quota.js';
 
 const GOOD = 'k-good-0123456789abcdef';
 const LIMITED = 'k-limited-0123456789abcdef';
@@ -127,30 +128,7 @@ describe('the fast lane and admission', () => {
   });
 
   it('waits for a verdict that comes later (a quota in Redis) before it answers', async () => {
-    const spent = new Map<string, number>();
-    const later: QuotaStore = {
-      judge: async (buckets, spend) => {
-        const tokens = buckets.map((b) => b.capacity - (spent.get(b.id) ?? 0));
-        const short = tokens.findIndex((t) => t < 1);
-        if (short < 0 && spend)
-          buckets.forEach((b, i) => {
-            spent.set(b.id, (spent.get(b.id) ?? 0) + b.cost);
-            tokens[i] = tokens[i]! - b.cost;
-          });
-        return { tokens, short, waitMs: short < 0 ? 0 : 20_000 };
-      },
-      spend: async (id, capacity, cost) => {
-        const before = spent.get(id) ?? 0;
-        if (before + 1 > capacity) return { ok: false, tokens: capacity - before, waitMs: 20_000 };
-        spent.set(id, before + cost);
-        return { ok: true, tokens: capacity - before - cost, waitMs: 0 };
-      },
-      take: async (id, capacity) => {
-        const n = (spent.get(id) ?? 0) + 1;
-        spent.set(id, n);
-        return n <= capacity ? 0 : 20_000;
-      },
-    };
+    const later = laterQuota(20_000);
     const gw = await serve({ anonymousPerMinute: 2, quota: later });
     expect((await ask(gw.url)).status).toBe(200);
     expect((await ask(gw.url)).status).toBe(200);
