@@ -12,9 +12,11 @@
  * Retention: days before (today - retentionDays + 1), UTC, are deleted from the store on
  * start and every pruneIntervalMs, and never answered by a query without `from`.
  *
- * A store that fails (Redis down, disk full) loses nothing either: the rows of a failed
- * flush go back to the pending ones and are retried at the next tick (reported to onError).
+ * A store that fails (Redis down, disk full) loses nothing either: a failed flush's batch is
+ * kept and sent again first at the next tick, alone and under the same batch id (reported to
+ * onError), so a store that applied it before its reply was lost (Redis) applies it once.
  */
+import { randomUUID } from 'node:crypto';
 import {
   checkQuery,
   matches,
@@ -70,6 +72,12 @@ interface Batch {
   /** month -> key -> units. */
   readonly months: Map<string, Map<string | null, number>>;
   size: number;
+}
+
+/** A batch sent to the store, and its id (the same each time it is sent). */
+interface Sent {
+  readonly batch: Batch;
+  readonly id: string;
 }
 
 const newBatch = (): Batch => ({ rows: new Map(), months: new Map() as Batch['months'], size: 0 });
@@ -143,8 +151,13 @@ export class UsageRecorder {
   readonly #flushTimer: NodeJS.Timeout | undefined;
   readonly #pruneTimer: NodeJS.Timeout | undefined;
   #pending: Batch = newBatch();
-  /** The batch being added to the store, until the month units that include it are read back. */
-  #inFlight: Batch | undefined;
+  /** The batches being added to the store, until the month units that include them are read back. */
+  #inFlight: Batch[] = [];
+  /** A batch whose add failed, with its id: sent again, alone, before anything newer. */
+  #retry: Sent | undefined;
+  /** Batch ids: this recorder's own prefix and a count. */
+  readonly #instance = randomUUID();
+  #sent = 0;
   readonly #watched = new Map<string | null, Watched>();
   /** The UTC day of the clock, recomputed only when the clock leaves [#dayFrom, #dayTo). */
   #day = '';
@@ -211,7 +224,7 @@ export class UsageRecorder {
 
   /** Rows waiting for the next flush (distinct key, day, route, function, outcome). */
   get pending(): number {
-    return this.#pending.size;
+    return this.#pending.size + (this.#retry?.batch.size ?? 0);
   }
 
   /**
@@ -237,6 +250,7 @@ export class UsageRecorder {
     return this.#exclusive(async () => {
       // Taken before the store is read: no flush can move these rows there meanwhile.
       const unflushed = rowsOf(this.#pending);
+      if (this.#retry !== undefined) unflushed.push(...rowsOf(this.#retry.batch));
       const tally = new UsageTally(full.groupBy);
       tally.addResult(await this.store.query(full));
       for (const row of unflushed) if (matches(full, row.key, row.day)) tally.add(row);
@@ -261,7 +275,8 @@ export class UsageRecorder {
     } else w.askedAt = now;
     let units = w.month === month ? w.stored : 0;
     units += this.#pending.months.get(month)?.get(key) ?? 0;
-    if (this.#inFlight !== undefined) units += this.#inFlight.months.get(month)?.get(key) ?? 0;
+    for (const batch of this.#inFlight) units += batch.months.get(month)?.get(key) ?? 0;
+    if (this.#retry !== undefined) units += this.#retry.batch.months.get(month)?.get(key) ?? 0;
     return units;
   }
 
@@ -306,29 +321,46 @@ export class UsageRecorder {
   }
 
   async #flush(): Promise<void> {
-    const batch = this.#pending;
-    let added = false;
-    if (batch.size > 0) {
-      this.#pending = newBatch();
-      this.#inFlight = batch;
-      try {
-        await this.store.add(rowsOf(batch));
-        added = true;
-      } catch (err) {
-        this.#inFlight = undefined;
-        this.#restore(batch);
-        throw err;
+    const added: Batch[] = [];
+    try {
+      const retry = this.#retry;
+      if (retry !== undefined) {
+        this.#retry = undefined;
+        await this.#add(retry, added);
       }
+      if (this.#pending.size > 0) {
+        const sent = { batch: this.#pending, id: `${this.#instance}:${++this.#sent}` };
+        this.#pending = newBatch();
+        await this.#add(sent, added);
+      }
+    } catch (err) {
+      // What was added before the failure is in the store, not in the figures last read back.
+      for (const batch of added) this.#creditWatched(batch);
+      this.#inFlight = [];
+      throw err;
     }
     try {
       await this.#refreshMonths();
     } catch (err) {
-      // The store has the batch but the figures read back are older: count it here instead.
-      if (added) this.#creditWatched(batch);
+      // The store has the batches but the figures read back are older: count them here instead.
+      for (const batch of added) this.#creditWatched(batch);
       this.#onError(err, 'month');
     } finally {
-      this.#inFlight = undefined;
+      this.#inFlight = [];
     }
+  }
+
+  /** Add one batch; if that fails, it is kept under its id, to be sent again first. */
+  async #add(sent: Sent, added: Batch[]): Promise<void> {
+    this.#inFlight.push(sent.batch);
+    try {
+      await this.store.add(rowsOf(sent.batch), sent.id);
+    } catch (err) {
+      this.#inFlight = this.#inFlight.filter((b) => b !== sent.batch);
+      this.#retry = sent;
+      throw err;
+    }
+    added.push(sent.batch);
   }
 
   async #refreshMonths(): Promise<void> {
@@ -350,27 +382,6 @@ export class UsageRecorder {
   #creditWatched(batch: Batch): void {
     for (const [key, w] of this.#watched) {
       if (w.month !== undefined) w.stored += batch.months.get(w.month)?.get(key) ?? 0;
-    }
-  }
-
-  /** Put a failed flush's rows back among the pending ones. */
-  #restore(batch: Batch): void {
-    for (const row of rowsOf(batch)) {
-      const { day, key, route, outcome } = row;
-      const p = this.#pending;
-      addTo(
-        p,
-        day,
-        utcMonth(day),
-        key,
-        route,
-        row.function,
-        outcome,
-        row.requests,
-        row.units,
-        row.upstreamRequests,
-        row.bytesSent,
-      );
     }
   }
 

@@ -13,11 +13,13 @@
  *                             quotas (one HMGET, not a month of rows)
  *   {p}usage-months           set of the months that have one
  *
+ *   {p}usage-batch:{id}       a flush applied, kept a day (BATCH_TTL_S): its repeat is skipped
+ *
  * One flush is one Lua script (ADD): atomic, one command however many rows (a MULTI
  * of thousands of HINCRBY costs the client a command and a reply each). A flush whose call
- * fails with the connection (a timeout) may have been applied nonetheless: the recorder
- * retries it, so such an outage can count a second of figures twice; a refused or
- * unreachable Redis counts nothing twice.
+ * fails with the connection (a timeout) may have been applied nonetheless; the recorder sends
+ * the same batch again under the same id, and the script applies an id once, so such an
+ * outage counts nothing twice.
  *
  * Give it a command connection (the cache store's client, see RedisStore.redis); it never
  * closes it.
@@ -41,13 +43,21 @@ import {
   zeroFigures,
 } from './usage.js';
 
+/** How long an applied batch id is remembered: far longer than any retry of it. */
+const BATCH_TTL_S = 86_400;
+
 /**
- * One flush, atomically. KEYS[1] the days set, KEYS[2] the months set, then the hashes.
- * ARGV: the number of days, the days; the number of months, the months; then triples
- * (index in KEYS of a hash, field, increment).
+ * One flush, atomically. KEYS[1] the days set, KEYS[2] the months set, KEYS[3] the batch's
+ * marker, then the hashes. ARGV: '1' when the batch has an id (then its marker's TTL, seconds;
+ * else '0' and an empty slot), the number of days, the days; the number of months, the months;
+ * then triples (index in KEYS of a hash, field, increment). Returns 0 when the batch was
+ * applied before (nothing is added again), else 1.
  */
 const ADD = new LuaScript(`
-local i = 1
+if ARGV[1] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[2]) then
+  return 0
+end
+local i = 3
 local n = tonumber(ARGV[i])
 i = i + 1
 for _ = 1, n do
@@ -103,9 +113,9 @@ export class RedisUsageStore implements UsageStore {
     this.#prefix = keyPrefix;
   }
 
-  async add(rows: readonly UsageRow[]): Promise<void> {
+  async add(rows: readonly UsageRow[], batchId?: string): Promise<void> {
     if (rows.length === 0) return;
-    const keys = [this.#daysKey(), this.#monthsKey()];
+    const keys = [this.#daysKey(), this.#monthsKey(), `${this.#prefix}usage-batch:${batchId ?? ''}`];
     const slots = new Map<string, number>();
     /** The KEYS index (1-based, as Lua counts) of a hash, added on first use. */
     const slot = (hash: string): number => {
@@ -142,7 +152,15 @@ export class RedisUsageStore implements UsageStore {
       const hash = slot(this.#monthKey(month));
       for (const [field, n] of units) if (n !== 0) increments.push(hash, field, n);
     }
-    await ADD.run(this.#client, keys, [days.size, ...days, months.size, ...months.keys(), ...increments]);
+    const batch = batchId === undefined ? ['0', ''] : ['1', BATCH_TTL_S];
+    await ADD.run(this.#client, keys, [
+      ...batch,
+      days.size,
+      ...days,
+      months.size,
+      ...months.keys(),
+      ...increments,
+    ]);
   }
 
   async query(query: UsageQuery): Promise<UsageResult> {

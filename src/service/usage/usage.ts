@@ -86,7 +86,12 @@ export interface UsageResult {
  */
 export interface UsageStore {
   readonly kind: 'memory' | 'sqlite' | 'redis';
-  add(rows: readonly UsageRow[]): Promise<void>;
+  /**
+   * `batchId`: the recorder's name for this batch, the same when a failed add is sent again. A
+   * store whose add can fail after it was applied (Redis: a reply lost with the connection)
+   * applies one id once; the others apply nothing when add fails, and ignore it.
+   */
+  add(rows: readonly UsageRow[], batchId?: string): Promise<void>;
   /** from/to undefined: no bound (the recorder fills in its retention). */
   query(query: UsageQuery): Promise<UsageResult>;
   /** Delete every row of a day before oldestKeptDay, and the month counters of months before its month. */

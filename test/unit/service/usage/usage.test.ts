@@ -539,6 +539,92 @@ describe('UsageRecorder', () => {
   });
 });
 
+describe('a failed flush sent again', () => {
+  const rec: UsageRecord = {
+    key: 'a',
+    route: '/r',
+    function: '',
+    outcome: 'hit',
+    units: 1,
+    upstreamRequests: 0,
+    bytesSent: 1,
+  };
+
+  /** A store around `inner` whose add fails while `fail()` says so, after applying when `applied` (a lost reply). */
+  const flaky = (inner: UsageStore, fail: () => 'no' | 'before' | 'after') => {
+    const sent: { id: string | undefined; requests: number }[] = [];
+    const store: UsageStore = {
+      kind: inner.kind,
+      add: async (rows, id) => {
+        sent.push({ id, requests: rows.reduce((n, r) => n + r.requests, 0) });
+        const mode = fail();
+        if (mode === 'before') throw new Error('down');
+        await inner.add(rows, id);
+        if (mode === 'after') throw new Error('reply lost');
+      },
+      query: (q) => inner.query(q),
+      prune: (d) => inner.prune(d),
+      monthUnits: (k, m) => inner.monthUnits(k, m),
+      close: () => inner.close(),
+    };
+    return { store, sent };
+  };
+
+  it('goes alone, first, under the same id; newer figures follow under a new one', async () => {
+    let mode: 'no' | 'before' = 'before';
+    const { store, sent } = flaky(new MemoryUsageStore(), () => mode);
+    const recorder = new UsageRecorder({ store, flushIntervalMs: 0, pruneIntervalMs: 0 });
+    recorder.record(rec);
+    recorder.record(rec);
+    await expect(recorder.flush()).rejects.toThrow('down');
+    recorder.record(rec);
+    expect(recorder.pending).toBe(2);
+    expect(recorder.monthUnits('a')).toBe(3);
+    await expect(recorder.flush()).rejects.toThrow('down');
+    mode = 'no';
+    await recorder.flush();
+    expect(sent.map((s) => s.requests)).toEqual([2, 2, 2, 1]);
+    const ids = sent.map((s) => s.id);
+    expect(ids[0]).toEqual(expect.any(String));
+    expect(ids[1]).toBe(ids[0]);
+    expect(ids[2]).toBe(ids[0]);
+    expect(ids[3]).not.toBe(ids[0]);
+    expect((await recorder.query({ groupBy: [] })).totals.requests).toBe(3);
+    expect(recorder.monthUnits('a')).toBe(3);
+    await recorder.close();
+  });
+
+  it.skipIf(redis === undefined)('on Redis, is applied once when the first reply was lost', async () => {
+    const connection = new RedisConnection({ url: redis!.url });
+    await connection.connect();
+    try {
+      const redisStore = new RedisUsageStore(connection.client, `lost-${process.pid}:`);
+      let mode: 'no' | 'after' = 'after';
+      const { store, sent } = flaky(redisStore, () => mode);
+      const recorder = new UsageRecorder({ store, flushIntervalMs: 0, pruneIntervalMs: 0 });
+      for (let i = 0; i < 5; i++) recorder.record(rec);
+      expect(recorder.monthUnits('a')).toBe(5);
+      await expect(recorder.flush()).rejects.toThrow('reply lost');
+      recorder.record(rec);
+      expect(recorder.monthUnits('a')).toBe(6);
+      mode = 'no';
+      await recorder.flush();
+      expect(sent.map((s) => s.requests)).toEqual([5, 5, 1]);
+      // Five and one, not ten and one: the repeat of the applied batch was skipped.
+      expect((await redisStore.query({ groupBy: [] })).totals).toMatchObject({ requests: 6, units: 6 });
+      expect(await redisStore.monthUnits(['a'], utcDay(Date.now()).slice(0, 7))).toEqual([6]);
+      expect(recorder.monthUnits('a')).toBe(6);
+      // Without an id, every add counts: the id is what makes a repeat safe.
+      await redisStore.add([{ ...rec, requests: 1, day: utcDay(Date.now()) }]);
+      await redisStore.add([{ ...rec, requests: 1, day: utcDay(Date.now()) }]);
+      expect((await redisStore.query({ groupBy: [] })).totals.requests).toBe(8);
+      await recorder.close();
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
 describe('UsageRecorder while a flush is under way', () => {
   const row: UsageRecord = {
     key: 'a',
