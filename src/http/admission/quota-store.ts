@@ -28,21 +28,23 @@ export interface BucketSpend {
   readonly capacity: number;
   /** What an admitted request takes now: 1 for a request quota, 0 for units (taken after the answer). */
   readonly cost: number;
+  /** Tokens the bucket must hold for the request to be admitted; default 1. */
+  readonly minimum?: number;
 }
 
 /** Several buckets judged at once (QuotaStore.judge). */
 export interface Judgement {
   /** Each bucket's tokens afterwards, in order (after the spend when every one held a token). */
   readonly tokens: number[];
-  /** The first bucket that held less than one token; -1: every one held one (and spent its cost). */
+  /** The first bucket that held less than its minimum; -1: every one held it (and spent its cost). */
   readonly short: number;
-  /** Ms until every short bucket holds one token again; 0 when none is short. */
+  /** Ms until every short bucket holds its minimum again; 0 when none is short. */
   readonly waitMs: number;
 }
 
 export interface QuotaStore {
   /**
-   * Judge a request against its buckets, atomically: when every one holds at least one token
+   * Judge a request against its buckets, atomically: when every one holds at least its minimum
    * and `spend` is true, each spends its cost; otherwise none spends anything (a request
    * refused by one quota costs no other, and `spend` false only looks).
    */
@@ -63,6 +65,11 @@ const MAX_BUCKETS = 100_000;
 interface Bucket {
   tokens: number;
   at: number;
+}
+
+/** Ms until a bucket of `capacity` per minute holds `minimum` tokens again. */
+function refillMs(bucket: Bucket, minimum: number, capacity: number): number {
+  return Math.ceil(((minimum - bucket.tokens) * MINUTE_MS) / capacity);
 }
 
 /** The buckets of the judgement under way (judge is synchronous: one list serves every call). */
@@ -97,9 +104,10 @@ export class MemoryQuota implements QuotaStore {
       const bucket = this.#refill(spec.id, spec.capacity, now);
       held[i] = bucket;
       tokens[i] = bucket.tokens;
-      if (bucket.tokens < 1) {
+      const minimum = spec.minimum ?? 1;
+      if (bucket.tokens < minimum) {
         if (short < 0) short = i;
-        waitMs = Math.max(waitMs, Math.ceil(((1 - bucket.tokens) * MINUTE_MS) / spec.capacity));
+        waitMs = Math.max(waitMs, refillMs(bucket, minimum, spec.capacity));
       }
     }
     if (short >= 0 || !spend) return { tokens, short, waitMs };
@@ -114,11 +122,7 @@ export class MemoryQuota implements QuotaStore {
   spend(id: string, capacity: number, cost: number, minimum: number): Balance {
     const bucket = this.#refill(id, capacity, this.#now());
     if (bucket.tokens < minimum) {
-      return {
-        ok: false,
-        tokens: bucket.tokens,
-        waitMs: Math.ceil(((minimum - bucket.tokens) * MINUTE_MS) / capacity),
-      };
+      return { ok: false, tokens: bucket.tokens, waitMs: refillMs(bucket, minimum, capacity) };
     }
     bucket.tokens -= cost;
     return { ok: true, tokens: bucket.tokens, waitMs: 0 };

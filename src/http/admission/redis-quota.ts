@@ -21,37 +21,10 @@ import {
 } from './quota-store.js';
 
 /**
- * KEYS[1] the bucket. ARGV: capacity, cost, minimum. Returns {1 or 0, tokens as text, ms
- * until minimum} (see QuotaStore.spend).
- */
-const SPEND = new LuaScript(`
-local capacity = tonumber(ARGV[1])
-local cost = tonumber(ARGV[2])
-local minimum = tonumber(ARGV[3])
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local state = redis.call('HMGET', KEYS[1], 't', 'ts')
-local tokens = tonumber(state[1])
-local ts = tonumber(state[2])
-if tokens == nil or ts == nil then
-  tokens = capacity
-elseif now > ts then
-  tokens = math.min(capacity, tokens + (now - ts) * capacity / 60000)
-end
-if tokens < minimum then
-  return {0, string.format('%.17g', tokens), math.ceil((minimum - tokens) * 60000 / capacity)}
-end
-tokens = tokens - cost
-redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'ts', now)
-redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) * 60000 / capacity) + 1000)
-return {1, string.format('%.17g', tokens), 0}
-`);
-
-/**
- * KEYS the buckets of one request. ARGV: spend ('1' or '0'), then capacity and cost of each.
- * Returns {first short bucket (0-based) or -1, ms until every short one holds a token, then
- * each bucket's tokens as text} (see QuotaStore.judge): all of a key's quotas in one round
- * trip, decided atomically.
+ * KEYS the buckets of one request. ARGV: spend ('1' or '0'), then capacity, cost and minimum
+ * of each. Returns {first short bucket (0-based) or -1, ms until every short one holds its
+ * minimum, then each bucket's tokens as text} (see QuotaStore.judge): all of a key's quotas in
+ * one round trip, decided atomically. A single spend is a judgement of one bucket.
  */
 const JUDGE = new LuaScript(`
 local spend = ARGV[1] == '1'
@@ -61,7 +34,8 @@ local tokens = {}
 local short = -1
 local wait = 0
 for i = 1, #KEYS do
-  local capacity = tonumber(ARGV[2 * i])
+  local capacity = tonumber(ARGV[3 * i - 1])
+  local minimum = tonumber(ARGV[3 * i + 1])
   local state = redis.call('HMGET', KEYS[i], 't', 'ts')
   local t = tonumber(state[1])
   local ts = tonumber(state[2])
@@ -71,15 +45,15 @@ for i = 1, #KEYS do
     t = math.min(capacity, t + (now - ts) * capacity / 60000)
   end
   tokens[i] = t
-  if t < 1 then
+  if t < minimum then
     if short < 0 then short = i - 1 end
-    wait = math.max(wait, math.ceil((1 - t) * 60000 / capacity))
+    wait = math.max(wait, math.ceil((minimum - t) * 60000 / capacity))
   end
 end
 if short < 0 and spend then
   for i = 1, #KEYS do
-    local capacity = tonumber(ARGV[2 * i])
-    local cost = tonumber(ARGV[2 * i + 1])
+    local capacity = tonumber(ARGV[3 * i - 1])
+    local cost = tonumber(ARGV[3 * i])
     if cost ~= 0 then
       local t = tokens[i] - cost
       tokens[i] = t
@@ -112,7 +86,7 @@ export class RedisQuota implements QuotaStore {
   async judge(buckets: readonly BucketSpend[], spend: boolean): Promise<Judgement> {
     const keys = buckets.map((b) => this.#prefix + b.id);
     const args: (string | number)[] = [spend ? '1' : '0'];
-    for (const b of buckets) args.push(b.capacity, b.cost);
+    for (const b of buckets) args.push(b.capacity, b.cost, b.minimum ?? 1);
     try {
       const reply = (await JUDGE.run(this.#client, keys, args)) as (number | string)[];
       const tokens: number[] = new Array(buckets.length);
@@ -124,15 +98,7 @@ export class RedisQuota implements QuotaStore {
   }
 
   async spend(id: string, capacity: number, cost: number, minimum: number): Promise<Balance> {
-    try {
-      const reply = (await SPEND.run(this.#client, [this.#prefix + id], [capacity, cost, minimum])) as [
-        number,
-        string,
-        number,
-      ];
-      return { ok: Number(reply[0]) === 1, tokens: Number(reply[1]), waitMs: Number(reply[2]) };
-    } catch {
-      return this.#fallback.spend(id, capacity, cost, minimum);
-    }
+    const j = await this.judge([{ id, capacity, cost, minimum }], true);
+    return { ok: j.short < 0, tokens: j.tokens[0]!, waitMs: j.waitMs };
   }
 }

@@ -86,6 +86,25 @@ describe.each(stores)('the %s quota store', (_name, make) => {
     expect(spent.tokens[0]).toBeCloseTo(2, 2);
   });
 
+  it('spends one bucket while it holds the minimum, or always (an answer’s cost), and takes a token', async () => {
+    const store = make();
+    const first = await store.spend('units:a', 4, 3, 1);
+    expect(first.ok).toBe(true);
+    expect(first.tokens).toBeCloseTo(1, 2);
+    // Under the minimum: refused, nothing spent, the wait until it holds the minimum again.
+    const refused = await store.spend('units:a', 4, 3, 2);
+    expect(refused.ok).toBe(false);
+    expect(refused.tokens).toBeCloseTo(1, 2);
+    expect(refused.waitMs).toBeGreaterThan(14_000);
+    expect(refused.waitMs).toBeLessThanOrEqual(15_000);
+    // A cost taken after the answer always happens and may leave the bucket below zero.
+    const always = await store.spend('units:a', 4, 3, -Number.MAX_SAFE_INTEGER);
+    expect(always.ok).toBe(true);
+    expect(always.tokens).toBeCloseTo(-2, 2);
+    expect(await store.take('key:t', 1)).toBe(0);
+    expect(await store.take('key:t', 1)).toBeGreaterThan(59_000);
+  });
+
   it('keeps the buckets of one key apart from another key', async () => {
     const store = make();
     await store.judge([requests(1)], true);
