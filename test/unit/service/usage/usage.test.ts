@@ -475,17 +475,41 @@ for (const backing of BACKINGS) {
   });
 }
 
-describe('UsageRecorder', () => {
-  const rows: UsageRecord = {
-    key: 'a',
-    route: '/r',
-    function: '',
-    outcome: 'hit',
-    units: 1,
-    upstreamRequests: 0,
-    bytesSent: 1,
-  };
+/** One hit of key `a` costing a unit: what the recorder tests record. */
+const rows: UsageRecord = {
+  key: 'a',
+  route: '/r',
+  function: '',
+  outcome: 'hit',
+  units: 1,
+  upstreamRequests: 0,
+  bytesSent: 1,
+};
 
+/**
+ * A store around `inner` whose add fails while `fail()` says so: 'before' applying anything, or
+ * 'after' applying (a reply lost with the connection). `sent`: each add's batch id and requests.
+ */
+const flaky = (inner: UsageStore, fail: () => 'no' | 'before' | 'after') => {
+  const sent: { id: string | undefined; requests: number }[] = [];
+  const store: UsageStore = {
+    kind: inner.kind,
+    add: async (batch, id) => {
+      sent.push({ id, requests: batch.reduce((n, r) => n + r.requests, 0) });
+      const mode = fail();
+      if (mode === 'before') throw new Error('down');
+      await inner.add(batch, id);
+      if (mode === 'after') throw new Error('reply lost');
+    },
+    query: (q) => inner.query(q),
+    prune: (d) => inner.prune(d),
+    monthUnits: (k, m) => inner.monthUnits(k, m),
+    close: () => inner.close(),
+  };
+  return { store, sent };
+};
+
+describe('UsageRecorder', () => {
   it('refuses negative or fractional figures, an empty key name, and malformed queries', async () => {
     const recorder = new UsageRecorder({ store: new MemoryUsageStore(), flushIntervalMs: 0 });
     expect(() => recorder.record({ ...rows, units: -1 })).toThrow(RangeError);
@@ -504,14 +528,7 @@ describe('UsageRecorder', () => {
   it('keeps a failed flush’s rows, still answers them, and adds them once when the store is back', async () => {
     const memory = new MemoryUsageStore();
     let failing = true;
-    const store: UsageStore = {
-      kind: 'memory',
-      add: (r: readonly UsageRow[]) => (failing ? Promise.reject(new Error('down')) : memory.add(r)),
-      query: (q) => memory.query(q),
-      prune: (d) => memory.prune(d),
-      monthUnits: (k, m) => memory.monthUnits(k, m),
-      close: () => memory.close(),
-    };
+    const { store } = flaky(memory, () => (failing ? 'before' : 'no'));
     const errors: unknown[] = [];
     const recorder = new UsageRecorder({
       store,
@@ -540,44 +557,14 @@ describe('UsageRecorder', () => {
 });
 
 describe('a failed flush sent again', () => {
-  const rec: UsageRecord = {
-    key: 'a',
-    route: '/r',
-    function: '',
-    outcome: 'hit',
-    units: 1,
-    upstreamRequests: 0,
-    bytesSent: 1,
-  };
-
-  /** A store around `inner` whose add fails while `fail()` says so, after applying when `applied` (a lost reply). */
-  const flaky = (inner: UsageStore, fail: () => 'no' | 'before' | 'after') => {
-    const sent: { id: string | undefined; requests: number }[] = [];
-    const store: UsageStore = {
-      kind: inner.kind,
-      add: async (rows, id) => {
-        sent.push({ id, requests: rows.reduce((n, r) => n + r.requests, 0) });
-        const mode = fail();
-        if (mode === 'before') throw new Error('down');
-        await inner.add(rows, id);
-        if (mode === 'after') throw new Error('reply lost');
-      },
-      query: (q) => inner.query(q),
-      prune: (d) => inner.prune(d),
-      monthUnits: (k, m) => inner.monthUnits(k, m),
-      close: () => inner.close(),
-    };
-    return { store, sent };
-  };
-
   it('goes alone, first, under the same id; newer figures follow under a new one', async () => {
     let mode: 'no' | 'before' = 'before';
     const { store, sent } = flaky(new MemoryUsageStore(), () => mode);
     const recorder = new UsageRecorder({ store, flushIntervalMs: 0, pruneIntervalMs: 0 });
-    recorder.record(rec);
-    recorder.record(rec);
+    recorder.record(rows);
+    recorder.record(rows);
     await expect(recorder.flush()).rejects.toThrow('down');
-    recorder.record(rec);
+    recorder.record(rows);
     expect(recorder.pending).toBe(2);
     expect(recorder.monthUnits('a')).toBe(3);
     await expect(recorder.flush()).rejects.toThrow('down');
@@ -602,10 +589,10 @@ describe('a failed flush sent again', () => {
       let mode: 'no' | 'after' = 'after';
       const { store, sent } = flaky(redisStore, () => mode);
       const recorder = new UsageRecorder({ store, flushIntervalMs: 0, pruneIntervalMs: 0 });
-      for (let i = 0; i < 5; i++) recorder.record(rec);
+      for (let i = 0; i < 5; i++) recorder.record(rows);
       expect(recorder.monthUnits('a')).toBe(5);
       await expect(recorder.flush()).rejects.toThrow('reply lost');
-      recorder.record(rec);
+      recorder.record(rows);
       expect(recorder.monthUnits('a')).toBe(6);
       mode = 'no';
       await recorder.flush();
@@ -615,8 +602,8 @@ describe('a failed flush sent again', () => {
       expect(await redisStore.monthUnits(['a'], utcDay(Date.now()).slice(0, 7))).toEqual([6]);
       expect(recorder.monthUnits('a')).toBe(6);
       // Without an id, every add counts: the id is what makes a repeat safe.
-      await redisStore.add([{ ...rec, requests: 1, day: utcDay(Date.now()) }]);
-      await redisStore.add([{ ...rec, requests: 1, day: utcDay(Date.now()) }]);
+      await redisStore.add([{ ...rows, requests: 1, day: utcDay(Date.now()) }]);
+      await redisStore.add([{ ...rows, requests: 1, day: utcDay(Date.now()) }]);
       expect((await redisStore.query({ groupBy: [] })).totals.requests).toBe(8);
       await recorder.close();
     } finally {
