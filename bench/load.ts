@@ -54,6 +54,8 @@ export interface LoadSpec {
   readonly warmupSeconds: number;
   /** Whole seconds (wrk's -d). */
   readonly durationSeconds: number;
+  /** Run wrk on these CPUs only (taskset's list, e.g. "0"), away from the servers it loads. */
+  readonly cpus?: string;
 }
 
 export interface LoadResult {
@@ -181,10 +183,12 @@ function runWrk(spec: LoadSpec, seconds: number, clockTicks: number, onSpawn?: O
     script,
     spec.url,
   ];
+  const [command, argv] =
+    spec.cpus === undefined ? [WRK, args] : ['taskset', ['-c', spec.cpus, WRK, ...args]];
   return new Promise((resolve, reject) => {
     const child = execFile(
-      WRK,
-      args,
+      command,
+      argv,
       { timeout: (seconds + 60) * 1000, maxBuffer: 1 << 20 },
       (err, stdout, stderr) => {
         fs.rmSync(dir, { recursive: true, force: true });
