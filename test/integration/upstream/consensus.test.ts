@@ -85,6 +85,21 @@ async function node(behaviour: Behaviour = honest, tipHeight = 100): Promise<Fak
   return n;
 }
 
+/**
+ * Three honest nodes whose `height` answers the block's height, or, while `disputing()`, three
+ * different values (7000 + i): a vote on it is then disputed.
+ */
+async function heightDisputers(disputing: () => boolean): Promise<FakeNode[]> {
+  const nodes = [await node(), await node(), await node()];
+  nodes.forEach((n, i) => {
+    n.setReadOnly(TESTNET_ADDR, 'demo', 'height', ({ height }) => ({
+      okay: true,
+      result: hex(Cl.uint(disputing() ? 7000 + i : height)),
+    }));
+  });
+  return nodes;
+}
+
 /** Gateway env: the testnet upstreams are `nodes` in order, with consensus `k/n`. */
 function consensusEnv(
   nodes: readonly FakeNode[],
@@ -131,6 +146,25 @@ function attestedIn(cacheStatus: string | null | undefined): number | undefined 
 }
 const attested = (res: JsonResponse) => attestedIn(res.headers.get('cache-status'));
 
+/**
+ * Reads get-n for every n in from..to (each a distinct key): each a 200 with its own value,
+ * attested by two votes and, when `tipHeight` is given, answered at that tip height.
+ */
+async function expectAttestedByTwo(
+  gw: RunningGateway,
+  from: number,
+  to: number,
+  { tipHeight }: { tipHeight?: string } = {},
+): Promise<void> {
+  for (let n = from; n <= to; n++) {
+    const res = await read(gw, n);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toBe(String(n));
+    expect(attested(res)).toBe(2);
+    if (tipHeight !== undefined) expect(res.headers.get('x-canonical-stacks-tip-height')).toBe(tipHeight);
+  }
+}
+
 /** The `?tip=` each call-read (or other kind) request carried, normalised (no 0x, lower case). */
 function tipsSeen(
   n: FakeNode,
@@ -166,13 +200,7 @@ describe('attested answers with three upstreams', () => {
     const gw = await gateway([bad, a, b], '2/3');
     const pinned = a.block(100).indexBlockHash;
 
-    for (let n = 1; n <= 3; n++) {
-      const res = await read(gw, n);
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(res.body.data).toBe(String(n));
-      expect(attested(res)).toBe(2);
-      expect(res.headers.get('x-canonical-stacks-tip-height')).toBe('100');
-    }
+    await expectAttestedByTwo(gw, 1, 3, { tipHeight: '100' });
     // The liar was asked every time (it is preferred), always at the pinned block, as were the others.
     // (Up to n are asked at once and the answer goes out once k agree: a dissent may come later.)
     await bad.waitForRequests(3, { kind: 'call-read' });
@@ -194,12 +222,7 @@ describe('attested answers with three upstreams', () => {
 
     // Sitting out: never asked again, and the two honest nodes still attest every answer.
     const before = bad.total;
-    for (let n = 4; n <= 6; n++) {
-      const res = await read(gw, n);
-      expect(res.status).toBe(200);
-      expect(res.body.data).toBe(String(n));
-      expect(attested(res)).toBe(2);
-    }
+    await expectAttestedByTwo(gw, 4, 6);
     expect(bad.total).toBe(before);
     expect(a.count('call-read')).toBeGreaterThanOrEqual(6);
     expect(b.count('call-read')).toBeGreaterThanOrEqual(6);
@@ -217,13 +240,7 @@ describe('attested answers with three upstreams', () => {
     expect(gw.gateway.chain.known('testnet')?.height).toBe(100);
     const pinned = a.block(100).indexBlockHash;
 
-    for (let n = 1; n <= 4; n++) {
-      const res = await read(gw, n);
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(res.body.data).toBe(String(n));
-      expect(attested(res)).toBe(2);
-      expect(res.headers.get('x-canonical-stacks-tip-height')).toBe('100');
-    }
+    await expectAttestedByTwo(gw, 1, 4, { tipHeight: '100' });
     // It was asked (preferred) at the pinned block, which it does not know ...
     await slow.waitForRequests(1, { kind: 'call-read' });
     expect(new Set(tipsSeen(slow))).toEqual(new Set([pinned]));
@@ -340,14 +357,8 @@ describe('attested answers with three upstreams', () => {
   });
 
   it('keeps the older entry serving when the stale-while-revalidate background refresh is disputed', async () => {
-    const nodes = [await node(), await node(), await node()];
     let disputing = false;
-    nodes.forEach((n, i) => {
-      n.setReadOnly(TESTNET_ADDR, 'demo', 'height', ({ height }) => ({
-        okay: true,
-        result: hex(Cl.uint(disputing ? 7000 + i : height)),
-      }));
-    });
+    const nodes = await heightDisputers(() => disputing);
     const gw = await gateway(nodes, '2/3');
     const first = await readHeight(gw);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
@@ -400,14 +411,8 @@ describe('attested answers with three upstreams', () => {
   });
 
   it('answers the older entry under stale-if-error when the refetch is disputed', async () => {
-    const nodes = [await node(), await node(), await node()];
     let disputing = false;
-    nodes.forEach((n, i) => {
-      n.setReadOnly(TESTNET_ADDR, 'demo', 'height', ({ height }) => ({
-        okay: true,
-        result: hex(Cl.uint(disputing ? 7000 + i : height)),
-      }));
-    });
+    const nodes = await heightDisputers(() => disputing);
     const gw = await gateway(nodes, '2/3');
     const first = await readHeight(gw);
     expect(first.body.data).toBe('100');
@@ -444,12 +449,7 @@ describe('participants that do not vote', () => {
     const gw = await gateway([odd, a, b], '2/3', { UPSTREAM_TIMEOUT_MS: '300' });
     fault(odd);
     const asked = () => odd.count('call-read') + odd.count('interface');
-    for (let n = 1; n <= 4; n++) {
-      const res = await read(gw, n);
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(res.body.data).toBe(String(n));
-      expect(attested(res)).toBe(2);
-    }
+    await expectAttestedByTwo(gw, 1, 4);
     // It was asked (preferred: the ABI or the call, at least the first time; an implausible tip
     // also leaves it alone for a breaker cooldown), and its answer, had it one, was a lie: not
     // voting, it neither won nor lost.
@@ -534,10 +534,16 @@ describe('the pinned block', () => {
 });
 
 describe('low participation', () => {
-  it('UPSTREAM_CONSENSUS_LOW=accept serves and caches the only vote among three with attested=1', async () => {
+  /** Three honest nodes of which only the first answers a call-read (the others 503): one vote. */
+  async function oneVoterOfThree(): Promise<[FakeNode, FakeNode, FakeNode]> {
     const [a, b, c] = [await node(), await node(), await node()];
     b.status5xx(503, { kind: 'call-read' });
     c.status5xx(503, { kind: 'call-read' });
+    return [a, b, c];
+  }
+
+  it('UPSTREAM_CONSENSUS_LOW=accept serves and caches the only vote among three with attested=1', async () => {
+    const [a, b, c] = await oneVoterOfThree();
     const gw = await gateway([a, b, c], '2/3', { UPSTREAM_CONSENSUS_LOW: 'accept' });
     const res = await read(gw, 9);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -580,9 +586,7 @@ describe('low participation', () => {
   });
 
   it('UPSTREAM_CONSENSUS_LOW=error (the default) answers 502 UPSTREAM_DISPUTE "low participation", caching nothing', async () => {
-    const [a, b, c] = [await node(), await node(), await node()];
-    b.status5xx(503, { kind: 'call-read' });
-    c.status5xx(503, { kind: 'call-read' });
+    const [a, b, c] = await oneVoterOfThree();
     // The 503s must not open the circuits: the test heals them and reads again.
     const gw = await gateway([a, b, c], '2/3', { UPSTREAM_BREAKER_FAILURES: '1000' });
     const res = await read(gw, 9);
