@@ -33,6 +33,28 @@ function printed(svc: ServiceProcess, text: string): Promise<void> {
   });
 }
 
+/**
+ * A service whose upstreams are both a healthy fake node and whose entries are block-bounded,
+ * so neither start-up warning is due; `env` adds what the test is about.
+ */
+async function startBoundedService(env: Record<string, string> = {}): Promise<{
+  node: FakeNode;
+  svc: ServiceProcess;
+}> {
+  const node = await startFakeNode();
+  running.push(node);
+  const svc = await startService({
+    CACHE_STORE: 'memory',
+    LOG_LEVEL: 'info',
+    STACKS_API_URL_MAINNET: node.url,
+    STACKS_API_URL_TESTNET: node.url,
+    CACHE_MAX_BLOCKS: '3',
+    ...env,
+  });
+  running.push(svc);
+  return { node, svc };
+}
+
 describe('start-up warnings', () => {
   it('names an upstream that did not answer /v2/info, without its credentials, and warns of unbounded entries once', async () => {
     const node = await startFakeNode();
@@ -60,16 +82,7 @@ describe('start-up warnings', () => {
   });
 
   it('says nothing of unbounded entries when CACHE_MAX_BLOCKS bounds them', async () => {
-    const node = await startFakeNode();
-    running.push(node);
-    const svc = await startService({
-      CACHE_STORE: 'memory',
-      LOG_LEVEL: 'info',
-      STACKS_API_URL_MAINNET: node.url,
-      STACKS_API_URL_TESTNET: node.url,
-      CACHE_MAX_BLOCKS: '3',
-    });
-    running.push(svc);
+    const { node, svc } = await startBoundedService();
     for (let i = 0; i < 400 && node.count('info') < 2; i++) await new Promise((r) => setTimeout(r, 25));
     expect(node.count('info')).toBe(2);
     expect(svc.output()).not.toContain(KEPT);
@@ -77,17 +90,7 @@ describe('start-up warnings', () => {
   });
 
   it('names a misspelt variable once, with the one it probably meant', async () => {
-    const node = await startFakeNode();
-    running.push(node);
-    const svc = await startService({
-      CACHE_STORE: 'memory',
-      LOG_LEVEL: 'info',
-      STACKS_API_URL_MAINNET: node.url,
-      STACKS_API_URL_TESTNET: node.url,
-      CACHE_MAX_BLOCKS: '3',
-      CACHE_TTL_SECOND: '30',
-    });
-    running.push(svc);
+    const { svc } = await startBoundedService({ CACHE_TTL_SECOND: '30' });
     await printed(svc, 'CACHE_TTL_SECOND');
     const out = svc.output();
     expect(out).toContain('unknown configuration variable CACHE_TTL_SECOND is ignored; did you mean');
@@ -95,17 +98,7 @@ describe('start-up warnings', () => {
   });
 
   it('names a near miss without any of our prefixes: API_KEY_FILE, which leaves the gateway open', async () => {
-    const node = await startFakeNode();
-    running.push(node);
-    const svc = await startService({
-      CACHE_STORE: 'memory',
-      LOG_LEVEL: 'info',
-      STACKS_API_URL_MAINNET: node.url,
-      STACKS_API_URL_TESTNET: node.url,
-      CACHE_MAX_BLOCKS: '3',
-      API_KEY_FILE: '/etc/clarity-cache/keys.json',
-    });
-    running.push(svc);
+    const { svc } = await startBoundedService({ API_KEY_FILE: '/etc/clarity-cache/keys.json' });
     // Said before the gateway listens, on the stream that says it listens: already printed.
     const lines = svc.output().split('\n');
     const named = lines.filter((l) => l.includes('API_KEY_FILE'));
