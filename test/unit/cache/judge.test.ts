@@ -293,79 +293,65 @@ describe('judge properties', () => {
     staleWhileRevalidateMs: fc.option(fc.integer({ min: 0, max: 5_000 }), { nil: undefined }),
     staleIfErrorMs: fc.option(fc.integer({ min: 0, max: 5_000 }), { nil: undefined }),
   });
+  /** What the judge is asked: an entry, a request, the tip as a history makes it (known or not), a moment. */
+  const judgedArb = fc
+    .record({
+      entry: entryArb,
+      req: requestArb,
+      history: historyArb,
+      known: fc.boolean(),
+      now: fc.integer({ min: 0, max: 30_000 }),
+    })
+    .map((c) => ({ ...c, tip: viewOf(c.history, c.known, 5_000) }));
 
   it('fresh never holds for an entry whose ttl or block bound is broken', () => {
     fc.assert(
-      fc.property(
-        entryArb,
-        requestArb,
-        historyArb,
-        fc.boolean(),
-        fc.integer({ min: 0, max: 30_000 }),
-        (entry, req, history, known, now) => {
-          const tip = viewOf(history, known, 5_000);
-          const verdict = judge(entry, req, tip, now);
-          if (verdict.use !== 'fresh') return;
-          expect(entry.staleAt === null || entry.staleAt > now).toBe(true);
-          if (req.maxBlocks !== undefined) {
-            expect(entry.tipHeight).not.toBeNull();
-            expect(tip.height).toBeDefined();
-            expect(tip.height! - entry.tipHeight!).toBeLessThanOrEqual(req.maxBlocks);
-          }
-        },
-      ),
+      fc.property(judgedArb, ({ entry, req, tip, now }) => {
+        const verdict = judge(entry, req, tip, now);
+        if (verdict.use !== 'fresh') return;
+        expect(entry.staleAt === null || entry.staleAt > now).toBe(true);
+        if (req.maxBlocks !== undefined) {
+          expect(entry.tipHeight).not.toBeNull();
+          expect(tip.height).toBeDefined();
+          expect(tip.height! - entry.tipHeight!).toBeLessThanOrEqual(req.maxBlocks);
+        }
+      }),
       { numRuns: 2_000 },
     );
   });
 
   it('a proof only adds: what is fresh stays fresh, and fresh by proof is current at the tip now', () => {
     fc.assert(
-      fc.property(
-        entryArb,
-        requestArb,
-        historyArb,
-        fc.boolean(),
-        fc.boolean(),
-        fc.integer({ min: 0, max: 30_000 }),
-        (entry, req, history, known, holds, now) => {
-          const tip = viewOf(history, known, 5_000);
-          const plain = judge(entry, req, tip, now);
-          const proof = proofOf(holds);
-          const proven = judge(entry, { ...req, proof }, tip, now);
-          if (plain.use === 'fresh') expect(proven.use).toBe('fresh');
-          if (!holds) expect(proven).toEqual(plain);
-          if (proven.use === 'fresh' && proven.currentAt !== undefined) {
-            expect(proven.currentAt).toBe(tip.height);
-            expect(proven.currentAt).toBeGreaterThan(entry.tipHeight!);
-          }
-          // Counted only when the proof, not the bound, kept it fresh.
-          expect(proof.kept).toBe(plain.use !== 'fresh' && proven.use === 'fresh' ? 1 : 0);
-          if (plain.use !== 'fresh' && proven.use === 'fresh') expect(proven.currentAt).toBeDefined();
-        },
-      ),
+      fc.property(judgedArb, fc.boolean(), ({ entry, req, tip, now }, holds) => {
+        const plain = judge(entry, req, tip, now);
+        const proof = proofOf(holds);
+        const proven = judge(entry, { ...req, proof }, tip, now);
+        if (plain.use === 'fresh') expect(proven.use).toBe('fresh');
+        if (!holds) expect(proven).toEqual(plain);
+        if (proven.use === 'fresh' && proven.currentAt !== undefined) {
+          expect(proven.currentAt).toBe(tip.height);
+          expect(proven.currentAt).toBeGreaterThan(entry.tipHeight!);
+        }
+        // Counted only when the proof, not the bound, kept it fresh.
+        expect(proof.kept).toBe(plain.use !== 'fresh' && proven.use === 'fresh' ? 1 : 0);
+        if (plain.use !== 'fresh' && proven.use === 'fresh') expect(proven.currentAt).toBeDefined();
+      }),
       { numRuns: 2_000 },
     );
   });
 
   it('stale is never servable past its window, nor before the moment it went stale', () => {
     fc.assert(
-      fc.property(
-        entryArb,
-        requestArb,
-        historyArb,
-        fc.boolean(),
-        fc.integer({ min: 0, max: 30_000 }),
-        (entry, req, history, known, now) => {
-          const verdict = judge(entry, req, viewOf(history, known, 5_000), now);
-          if (verdict.use !== 'stale') return;
-          expect(verdict.since).toBeLessThanOrEqual(now);
-          if (verdict.whileRevalidate)
-            expect(now - verdict.since).toBeLessThanOrEqual(req.staleWhileRevalidateMs ?? -1);
-          if (verdict.ifError) expect(now - verdict.since).toBeLessThanOrEqual(req.staleIfErrorMs ?? -1);
-          // Never stale before its ttl ended, when the ttl is what broke.
-          if (entry.staleAt !== null && entry.staleAt <= now) expect(verdict.since).toBe(entry.staleAt);
-        },
-      ),
+      fc.property(judgedArb, ({ entry, req, tip, now }) => {
+        const verdict = judge(entry, req, tip, now);
+        if (verdict.use !== 'stale') return;
+        expect(verdict.since).toBeLessThanOrEqual(now);
+        if (verdict.whileRevalidate)
+          expect(now - verdict.since).toBeLessThanOrEqual(req.staleWhileRevalidateMs ?? -1);
+        if (verdict.ifError) expect(now - verdict.since).toBeLessThanOrEqual(req.staleIfErrorMs ?? -1);
+        // Never stale before its ttl ended, when the ttl is what broke.
+        if (entry.staleAt !== null && entry.staleAt <= now) expect(verdict.since).toBe(entry.staleAt);
+      }),
       { numRuns: 2_000 },
     );
   });
