@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReadThroughCache } from '../../../src/cache/read-through.js';
+import { type CachePolicy, ReadThroughCache } from '../../../src/cache/read-through.js';
 import type { CacheStore } from '../../../src/cache/store.js';
 import { MemoryStore } from '../../../src/cache/stores/memory.js';
 
@@ -114,14 +114,23 @@ describe('ReadThroughCache', () => {
     };
   }
 
-  it('a bust that arrives while an older load is in flight starts a new load; the older value is not stored over it', async () => {
+  /**
+   * A plain read of 'k' whose load is held, and a bust (`policy`) that arrives while it is in
+   * flight: both loads started, neither answered.
+   */
+  async function bustWhileLoading(policy: CachePolicy) {
     const { cache, store } = setup();
     const older = heldLoader();
     const newer = heldLoader();
     const first = cache.get('k', older.load);
     await older.started;
-    const bust = cache.get('k', newer.load, { bust: true });
+    const bust = cache.get('k', newer.load, policy);
     await newer.started;
+    return { cache, store, older, newer, first, bust };
+  }
+
+  it('a bust that arrives while an older load is in flight starts a new load; the older value is not stored over it', async () => {
+    const { cache, store, older, newer, first, bust } = await bustWhileLoading({ bust: true });
     // A plain request after the bust joins the newer load, not the older one.
     const later = cache.get('k', async () => 'never');
     newer.answer('new');
@@ -136,13 +145,7 @@ describe('ReadThroughCache', () => {
   });
 
   it('a superseded load that ends first does not store either: the bust stores its own', async () => {
-    const { cache, store } = setup();
-    const older = heldLoader();
-    const newer = heldLoader();
-    const first = cache.get('k', older.load);
-    await older.started;
-    const bust = cache.get('k', newer.load, { bust: true });
-    await newer.started;
+    const { store, older, newer, first, bust } = await bustWhileLoading({ bust: true });
     older.answer('old');
     expect(await first).toMatchObject({ value: 'old', stored: false });
     expect(await store.get('k')).toBeUndefined();
@@ -152,13 +155,7 @@ describe('ReadThroughCache', () => {
   });
 
   it('a bust with skipCache has no value to protect: the older load still stores its own', async () => {
-    const { cache, store } = setup();
-    const older = heldLoader();
-    const newer = heldLoader();
-    const first = cache.get('k', older.load);
-    await older.started;
-    const bust = cache.get('k', newer.load, { bust: true, skip: true });
-    await newer.started;
+    const { store, older, newer, first, bust } = await bustWhileLoading({ bust: true, skip: true });
     newer.answer('new');
     expect(await bust).toMatchObject({ value: 'new', stored: false });
     older.answer('old');
