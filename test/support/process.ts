@@ -56,6 +56,18 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: log lines are arbitrary JSON
+export type LogLine = Record<string, any>;
+
+/** The JSON lines a service process has logged so far (one object a line; other output skipped). */
+export function logLines(svc: Pick<ServiceProcess, 'output'>): LogLine[] {
+  return svc
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
+}
+
 /**
  * Start the service and resolve once it logs that it listens (or reject if it exits first).
  * `entry` runs another build of it, such as the production bundle, instead of the sources.

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
 import { hex, INFO_VALUE, MAINNET_ADDR, SAMPLE_ABI, TESTNET_ADDR } from '../../support/fixtures.js';
 import { type RunningGateway, startGateway, testEnv } from '../../support/gateway.js';
-import { type ServiceProcess, startService } from '../../support/process.js';
+import { logLines, type ServiceProcess, startService } from '../../support/process.js';
 import { tmpDir } from '../../unit/cache/tmp-dir.js';
 import { ChainValues, COUNTER, counterRead, installContracts, subscribe } from '../watch/helpers.js';
 
@@ -894,12 +894,7 @@ describe('rows that last', () => {
       const isMetered = (url: string) =>
         /^\/(contract-calls|subscriptions|v2|v3|mainnet|testnet)\//.test(url);
       const accessLines = () =>
-        svc!
-          .output()
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l) as { msg?: string; url?: string })
-          .filter((l) => l.msg === 'request' && typeof l.url === 'string' && isMetered(l.url));
+        logLines(svc!).filter((l) => l.msg === 'request' && typeof l.url === 'string' && isMetered(l.url));
       await expect.poll(() => accessLines().length).toBe(metered);
       const res = await call(`${base}/admin/usage?groupBy=outcome`, { headers: admin });
       expect(res.status).toBe(200);

@@ -9,7 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI } from '../../support/fixtures.js';
 import { request } from '../../support/gateway.js';
-import { runExpectingFailure, type ServiceProcess, startService } from '../../support/process.js';
+import {
+  type LogLine,
+  logLines,
+  runExpectingFailure,
+  type ServiceProcess,
+  startService,
+} from '../../support/process.js';
 
 const ADMIN_TOKEN = 'AdminToken-6c02f1b9e8d4';
 const QUERY_KEY = 'QueryKey-a1b2c3d4e5f6';
@@ -33,16 +39,7 @@ const NEVER = [
 let node: FakeNode;
 let svc: ServiceProcess;
 
-// biome-ignore lint/suspicious/noExplicitAny: log lines are arbitrary JSON
-type LogLine = Record<string, any>;
-
-function lines(): LogLine[] {
-  return svc
-    .output()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as LogLine);
-}
+const lines = (): LogLine[] => logLines(svc);
 
 /** Resolves with the log lines once one satisfies `found` (the process writes it after answering). */
 function logged(found: (line: LogLine) => boolean): Promise<LogLine> {

@@ -12,22 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI } from '../../support/fixtures.js';
 import { request } from '../../support/gateway.js';
-import { type ServiceProcess, startService } from '../../support/process.js';
+import { type LogLine, logLines, type ServiceProcess, startService } from '../../support/process.js';
 
 let node: FakeNode;
 let dataDir: string;
 let svc: ServiceProcess;
 
-// biome-ignore lint/suspicious/noExplicitAny: log lines are arbitrary JSON
-type LogLine = Record<string, any>;
-
-function lines(): LogLine[] {
-  return svc
-    .output()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as LogLine);
-}
+const lines = (): LogLine[] => logLines(svc);
 
 /** The access lines of the requests to `url`, in order. */
 function accessLines(url: string): LogLine[] {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
 import { hex, MAINNET_ADDR, SAMPLE_ABI, TESTNET_ADDR } from '../../support/fixtures.js';
 import { request } from '../../support/gateway.js';
-import { runExpectingFailure, startService } from '../../support/process.js';
+import { logLines, runExpectingFailure, startService } from '../../support/process.js';
 
 let node: FakeNode;
 let dataDir: string;
@@ -112,11 +112,7 @@ describe('the service process', () => {
     } finally {
       await svc.stop();
     }
-    const lines = svc
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = logLines(svc);
     const errorLine = lines.find((l) => l.errorId === res.body.error.id);
     expect(errorLine).toMatchObject({ code: 'INVALID_CONTRACT_ADDRESS', status: 400 });
     const requestLines = lines.filter((l) => l.msg === 'request');

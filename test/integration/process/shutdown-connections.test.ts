@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
 import { hex, SAMPLE_ABI, TESTNET_ADDR } from '../../support/fixtures.js';
 import { type RunningGateway, startGateway, testEnv } from '../../support/gateway.js';
-import { type ServiceProcess, startService } from '../../support/process.js';
+import { logLines, type ServiceProcess, startService } from '../../support/process.js';
 import { parseRawResponse, type RawResponse } from '../../support/raw-http.js';
 
 let node: FakeNode;
@@ -312,12 +312,7 @@ describe('SIGTERM while kept-alive clients keep sending', () => {
       const afterDrain = answers.filter((a) => a.sentAfterDrain);
       for (const a of afterDrain) expect(a.connection, JSON.stringify(a)).toBe('close');
       // Every request the gateway received and answered (its access log) reached its client.
-      const logged = svc
-        .output()
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as { msg?: string; url?: string })
-        .filter((l) => l.msg === 'request' && l.url === PATH).length;
+      const logged = logLines(svc).filter((l) => l.msg === 'request' && l.url === PATH).length;
       expect(logged).toBe(answers.length + 2);
     } finally {
       stopped = true;
