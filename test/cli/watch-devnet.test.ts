@@ -6,15 +6,14 @@
  * before any request.
  */
 import { readFile } from 'node:fs/promises';
-import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/app.js';
 import { run } from '../../src/cli/run.js';
 import { loadConfig } from '../../src/config/index.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
-import { callPublic } from '../devnet/helpers.js';
 import { type RunningGateway, testEnv } from '../support/gateway.js';
 import { freePort, spawnNode } from '../support/process.js';
+import { transferApplied } from '../support/watch-helpers.js';
 
 let devnet: Devnet;
 let gw: RunningGateway;
@@ -46,20 +45,6 @@ afterAll(async () => {
   await gw?.close();
   await devnet?.close();
 });
-
-/** A transfer of the demo token in a block of its own, once the gateway has applied it. */
-async function transfer(amount: number, to: string): Promise<void> {
-  const follower = gw.gateway.observer!.follower;
-  const before = follower.handled;
-  const res = await callPublic(devnet.url, {
-    sender: devnet.deployer,
-    contract: 'demo-token',
-    function: 'transfer',
-    arguments: [Cl.uint(amount), Cl.principal(devnet.deployer), Cl.principal(to), Cl.none()],
-  });
-  expect(res.json.committed).toBe(true);
-  await follower.untilHandled(before + 1);
-}
 
 /** The lines written so far, once there are at least `n`. */
 async function lines(output: () => string, n: number): Promise<string[]> {
@@ -93,7 +78,7 @@ describe('clarity-cache watch against the gateway on the devnet', () => {
       value: expect.stringMatching(/^\d+$/),
     });
 
-    await transfer(25, w2);
+    await transferApplied(devnet, gw, 25, w2);
     const [, second] = await lines(() => stdout, 2);
     expect(JSON.parse(second!)).toEqual({
       tipHeight: devnet.tipHeight(),

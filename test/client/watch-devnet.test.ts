@@ -12,16 +12,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Cl } from '@stacks/transactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ClarityCacheError,
-  createClient,
-  type WatchReset,
-  type WatchValuesEvent,
-} from '../../client/src/index.js';
+import { createClient } from '../../client/src/index.js';
 import { type Devnet, startDevnet } from '../../src/devnet/index.js';
-import { callPublic } from '../devnet/helpers.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
 import { freePort } from '../support/process.js';
+import { transferApplied, watchRecorder } from '../support/watch-helpers.js';
 
 const KEY = 'k-watcher-0123456789abcdef';
 let devnet: Devnet;
@@ -60,47 +55,11 @@ afterAll(async () => {
   if (keysDir !== undefined) rmSync(keysDir, { recursive: true, force: true });
 });
 
-/** A block made by a transfer of the demo token, once the gateway (its observer) has applied it. */
-async function transfer(amount: number, to: string): Promise<void> {
-  const follower = gw.gateway.observer!.follower;
-  const before = follower.handled;
-  const res = await callPublic(devnet.url, {
-    sender: devnet.deployer,
-    contract: 'demo-token',
-    function: 'transfer',
-    arguments: [Cl.uint(amount), Cl.principal(devnet.deployer), Cl.principal(to), Cl.none()],
-  });
-  expect(res.json.committed).toBe(true);
-  await follower.untilHandled(before + 1);
-}
-
 const balanceRead = (who: string) => ({
   contractAddress: `${devnet.deployer}.demo-token`,
   functionName: 'get-balance',
   functionArgs: [Cl.principal(who)],
 });
-
-function recorder() {
-  const values: WatchValuesEvent[] = [];
-  const errors: ClarityCacheError[] = [];
-  const resets: WatchReset[] = [];
-  return {
-    values,
-    errors,
-    resets,
-    options: {
-      onValues: (e: WatchValuesEvent) => {
-        values.push(e);
-      },
-      onError: (e: ClarityCacheError) => {
-        errors.push(e);
-      },
-      onReset: (r: WatchReset) => {
-        resets.push(r);
-      },
-    },
-  };
-}
 
 describe('client.watch() against the gateway on the devnet', () => {
   it('delivers every read at the tip, then the read a block changed; close() deletes the subscription', async () => {
@@ -111,7 +70,7 @@ describe('client.watch() against the gateway on the devnet', () => {
       w1: await client.readOnly(`${devnet.deployer}.demo-token`, 'get-balance', [Cl.principal(w1)]),
       w2: await client.readOnly(`${devnet.deployer}.demo-token`, 'get-balance', [Cl.principal(w2)]),
     };
-    const r = recorder();
+    const r = watchRecorder();
     const reconnects: string[] = [];
     const handle = await client.watch([balanceRead(w1), balanceRead(w2)], {
       ...r.options,
@@ -126,7 +85,7 @@ describe('client.watch() against the gateway on the devnet', () => {
       { index: 1, value: before.w2, raw: expect.stringMatching(/^0x/) },
     ]);
 
-    await transfer(11, w1);
+    await transferApplied(devnet, gw, 11, w1);
     await expect.poll(() => r.values.length).toBe(2);
     const changed = r.values[1]!;
     expect(changed.tipHeight).toBe(devnet.tipHeight());
@@ -156,15 +115,15 @@ describe('client.watch() against the gateway on the devnet', () => {
     const w1 = devnet.accounts.wallet_1;
     const w3 = devnet.accounts.wallet_3;
     const client = createClient({ baseUrl: gw.url, headers: { 'x-api-key': KEY } });
-    const first = recorder();
+    const first = watchRecorder();
     const handle = await client.watch([balanceRead(w1), balanceRead(w3)], first.options);
     await expect.poll(() => first.values.length).toBe(1);
     const resumeFrom = handle.lastEventId!;
     await handle.close();
 
     // While nobody watches, a block changes wallet_3's balance only.
-    await transfer(5, w3);
-    const resumed = recorder();
+    await transferApplied(devnet, gw, 5, w3);
+    const resumed = watchRecorder();
     const again = await client.watch([balanceRead(w1), balanceRead(w3)], {
       ...resumed.options,
       lastEventId: resumeFrom,
@@ -176,7 +135,7 @@ describe('client.watch() against the gateway on the devnet', () => {
     await again.close();
 
     // A block the gateway never saw: a reset, then every read.
-    const unknown = recorder();
+    const unknown = watchRecorder();
     const fresh = await client.watch([balanceRead(w1), balanceRead(w3)], {
       ...unknown.options,
       lastEventId: `3:${'ab'.repeat(32)}`,
@@ -191,21 +150,17 @@ describe('client.watch() against the gateway on the devnet', () => {
   it('lives through a restart of the gateway that forgot the subscription: subscribes again and goes on', async () => {
     const w1 = devnet.accounts.wallet_1;
     const client = createClient({ baseUrl: gw.url, headers: { 'x-api-key': KEY } });
-    const r = recorder();
-    const reconnects: string[] = [];
-    const handle = await client.watch([balanceRead(w1)], {
-      ...r.options,
-      onReconnect: (e) => reconnects.push(e.cause.code),
-    });
+    const r = watchRecorder();
+    const handle = await client.watch([balanceRead(w1)], r.options);
     await expect.poll(() => r.values.length).toBe(1);
     const firstId = handle.id;
 
     await gw.close();
     gw = await startOurGateway(new URL(gw.url).port);
-    await transfer(3, w1);
+    await transferApplied(devnet, gw, 3, w1);
     await expect.poll(() => r.values.length, { timeout: 20_000 }).toBe(2);
     expect(handle.id).not.toBe(firstId);
-    expect(reconnects.length).toBeGreaterThanOrEqual(1);
+    expect(r.reconnects.length).toBeGreaterThanOrEqual(1);
     // Resumed from the block it had: the transfer's block, with wallet_1's new balance only.
     const after = r.values[1]!;
     expect(after.tipHeight).toBe(devnet.tipHeight());

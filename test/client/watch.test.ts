@@ -10,15 +10,12 @@ import type { AddressInfo } from 'node:net';
 import { Cl } from '@stacks/transactions';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  type ClarityCacheError,
   createClient,
   NotFoundError,
   RateLimitExceededError,
   UnauthorizedError,
-  type WatchReconnectEvent,
-  type WatchReset,
-  type WatchValuesEvent,
 } from '../../client/src/index.js';
+import { watchRecorder } from '../support/watch-helpers.js';
 
 const ADDR = 'SP2C2YFP12AJZB4MABJBAJ55XECVS7E4PMMZ89YZR';
 const HASH_A = 'a'.repeat(64);
@@ -121,34 +118,6 @@ function valuesText(height: number, hash: string, values: unknown[]): string {
   return `event: values\nid: ${height}:${hash}\ndata: ${JSON.stringify({ tipHeight: height, indexBlockHash: hash, values })}\n\n`;
 }
 
-/** Callbacks that record what they are given. */
-function recorder() {
-  const values: WatchValuesEvent[] = [];
-  const errors: ClarityCacheError[] = [];
-  const resets: WatchReset[] = [];
-  const reconnects: WatchReconnectEvent[] = [];
-  return {
-    values,
-    errors,
-    resets,
-    reconnects,
-    options: {
-      onValues: (e: WatchValuesEvent) => {
-        values.push(e);
-      },
-      onError: (e: ClarityCacheError) => {
-        errors.push(e);
-      },
-      onReset: (r: WatchReset) => {
-        resets.push(r);
-      },
-      onReconnect: (r: WatchReconnectEvent) => {
-        reconnects.push(r);
-      },
-    },
-  };
-}
-
 const READ = {
   contractAddress: `${ADDR}.token`,
   functionName: 'get-balance',
@@ -174,7 +143,7 @@ describe('watch(): subscribing and delivering', () => {
         );
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const client = createClient({
       baseUrl: `${gw.url}/`,
       headers: { 'x-api-key': 'secret-key' },
@@ -256,7 +225,7 @@ describe('watch(): subscribing and delivering', () => {
         next();
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], r.options);
     await expect.poll(() => r.values.length).toBe(1);
     expect(r.values[0]!.values).toEqual([{ index: 0, value: 'é€😀', raw: '0x' }]);
@@ -271,7 +240,7 @@ describe('watch(): subscribing and delivering', () => {
         res.write(valuesText(9, HASH_C, [{ index: 0, value: '1', raw: '0x01' }]));
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], {
       ...r.options,
       lastEventId: `3:${HASH_A}`,
@@ -320,7 +289,7 @@ describe('watch(): reconnecting', () => {
         }
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], r.options);
     await expect.poll(() => r.values.length).toBe(2);
     const gets = gw.of('GET');
@@ -353,7 +322,7 @@ describe('watch(): reconnecting', () => {
         }
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], {
       ...r.options,
       idleTimeoutMs: 300,
@@ -381,7 +350,7 @@ describe('watch(): reconnecting', () => {
         }
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], r.options);
     await expect.poll(() => r.values.length).toBe(2);
     expect(gw.of('GET')[1]!.headers['last-event-id']).toBe(`5:${HASH_A}`);
@@ -406,7 +375,7 @@ describe('watch(): reconnecting', () => {
         }
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], r.options);
     await expect.poll(() => r.values.length).toBe(2);
     expect(gw.of('POST')).toHaveLength(2);
@@ -461,7 +430,7 @@ describe('watch(): reconnecting', () => {
         }
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], r.options);
     await expect.poll(() => r.values.length, { timeout: 10_000 }).toBe(3);
     expect(r.reconnects.map((e) => [e.attempt, e.cause.code])).toEqual([
@@ -501,7 +470,7 @@ describe('watch(): stopping', () => {
         res.write('event: error\ndata: {"code":"NOT_FOUND"}\n\n');
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], r.options);
     await handle.done;
     expect(r.values).toHaveLength(1);
@@ -516,7 +485,7 @@ describe('watch(): stopping', () => {
 
   it('stops on a 404 right after subscribing, rather than subscribing over and over', async () => {
     const gw = await scripted({ events: (_req, res) => json(res, 404, notFound) });
-    const r = recorder();
+    const r = watchRecorder();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], r.options);
     await handle.done;
     expect(r.errors[0]).toBeInstanceOf(NotFoundError);
@@ -529,7 +498,7 @@ describe('watch(): stopping', () => {
       events: (_req, res) =>
         json(res, 401, { success: false, error: { id: 'e', code: 'UNAUTHORIZED', message: 'key revoked' } }),
     });
-    const r = recorder();
+    const r = watchRecorder();
     await (await createClient({ baseUrl: refusing.url, retries: 0 }).watch([READ], r.options)).done;
     expect(r.errors).toHaveLength(1);
     expect(r.errors[0]).toBeInstanceOf(UnauthorizedError);
@@ -541,7 +510,7 @@ describe('watch(): stopping', () => {
         res.end('<p>hello</p>');
       },
     });
-    const p = recorder();
+    const p = watchRecorder();
     await (await createClient({ baseUrl: page.url, retries: 0 }).watch([READ], p.options)).done;
     expect(p.errors[0]!.message).toMatch(/answered 200 with text\/html, not an event stream/);
   });
@@ -561,7 +530,7 @@ describe('watch(): stopping', () => {
         }),
     });
     const err = await createClient({ baseUrl: gw.url, retries: 0 })
-      .watch([READ], recorder().options)
+      .watch([READ], watchRecorder().options)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitExceededError);
     expect((err as RateLimitExceededError).details).toEqual({ scope: 'streams' });
@@ -575,7 +544,7 @@ describe('watch(): stopping', () => {
         res.write(valuesText(5, HASH_A, [{ index: 0, value: 1, raw: '0x01' }]));
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const controller = new AbortController();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], {
       ...r.options,
@@ -596,7 +565,7 @@ describe('watch(): stopping', () => {
         res.end();
       },
     });
-    const r = recorder();
+    const r = watchRecorder();
     const controller = new AbortController();
     const handle = await createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], {
       ...r.options,
@@ -618,7 +587,7 @@ describe('watch(): stopping', () => {
     });
     const controller = new AbortController();
     const pending = createClient({ baseUrl: gw.url, retries: 0 }).watch([READ], {
-      ...recorder().options,
+      ...watchRecorder().options,
       signal: controller.signal,
     });
     setTimeout(() => controller.abort(), 50);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../../src/devnet/index.js';
 import { type JsonResponse, type RunningGateway, request } from '../support/gateway.js';
 import { metricValue, parseMetrics } from '../support/prom.js';
+import { blockHandled, demoTokenTransfer } from '../support/watch-helpers.js';
 import { callPublic, mine } from './helpers.js';
 import { type ObservedDevnet, startObservedDevnet } from './observed.js';
 
@@ -31,25 +32,18 @@ const balance = (who: string): Promise<JsonResponse> =>
     body: { functionArgs: [{ type: 'principal', value: who }], cacheControl: { maxBlocks: 0 } },
   });
 
-async function blockHandled(action: () => Promise<unknown>): Promise<void> {
-  const follower = gw.gateway.observer!.follower;
-  const before = follower.handled;
-  await action();
-  await follower.untilHandled(before + 1);
-}
-
 describe('entries kept current by the observer', () => {
   it('stays a hit across blocks that did not touch it, and goes upstream after one that did', async () => {
     const w3 = devnet.accounts.wallet_3;
-    await blockHandled(() => mine(devnet.url, 1));
+    await blockHandled(gw, () => mine(devnet.url, 1));
     const first = await balance(w3);
     expect(first.status).toBe(200);
     expect(first.headers.get('cache-status')).toContain('fwd=');
     const readAt = Number(first.headers.get('x-canonical-stacks-tip-height'));
 
     // An empty block and a call on another contract: demo-token untouched.
-    await blockHandled(() => mine(devnet.url, 1));
-    await blockHandled(() =>
+    await blockHandled(gw, () => mine(devnet.url, 1));
+    await blockHandled(gw, () =>
       callPublic(devnet.url, {
         sender: devnet.deployer,
         contract: 'demo-nft',
@@ -70,14 +64,7 @@ describe('entries kept current by the observer', () => {
     ).toBeGreaterThan(0);
 
     // A transfer to wallet_3 touches demo-token: the next read shows the change at once.
-    await blockHandled(() =>
-      callPublic(devnet.url, {
-        sender: devnet.deployer,
-        contract: 'demo-token',
-        function: 'transfer',
-        arguments: [Cl.uint(5), Cl.principal(devnet.deployer), Cl.principal(w3), Cl.none()],
-      }),
-    );
+    await blockHandled(gw, () => demoTokenTransfer(devnet, 5, w3));
     const changed = await balance(w3);
     expect(changed.headers.get('cache-status')).not.toContain('hit');
     expect(changed.body.data).not.toEqual(first.body.data);
@@ -94,7 +81,7 @@ describe('entries kept current by the observer', () => {
       body: '{"not":"a block"}',
     });
     expect(res.status).toBe(200);
-    await blockHandled(() => mine(devnet.url, 1));
+    await blockHandled(gw, () => mine(devnet.url, 1));
     const after = await balance(w2);
     expect(after.headers.get('cache-status')).not.toContain('hit');
   });

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Devnet } from '../../src/devnet/index.js';
 import { type RunningGateway, request } from '../support/gateway.js';
 import { openSse, type SseConnection } from '../support/sse.js';
-import { callPublic, callRead, mine } from './helpers.js';
+import { blockHandled, demoTokenTransfer } from '../support/watch-helpers.js';
+import { callRead, mine } from './helpers.js';
 import { type ObservedDevnet, startObservedDevnet } from './observed.js';
 
 let observed: ObservedDevnet;
@@ -22,13 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await observed?.close();
 });
-
-async function blockHandled(action: () => Promise<unknown>): Promise<void> {
-  const follower = gw.gateway.observer!.follower;
-  const before = follower.handled;
-  await action();
-  await follower.untilHandled(before + 1);
-}
 
 const balanceRead = (who: string) => ({
   contractAddress: devnet.deployer,
@@ -69,15 +63,8 @@ describe('watched reads on the local chain', () => {
     expect(first.json.values[0].raw).toBe(raw1);
 
     // An empty block changes nothing: no event. A transfer to wallet_1 changes read 0 only.
-    await blockHandled(() => mine(devnet.url, 1));
-    await blockHandled(() =>
-      callPublic(devnet.url, {
-        sender: devnet.deployer,
-        contract: 'demo-token',
-        function: 'transfer',
-        arguments: [Cl.uint(7), Cl.principal(devnet.deployer), Cl.principal(w1), Cl.none()],
-      }),
-    );
+    await blockHandled(gw, () => mine(devnet.url, 1));
+    await blockHandled(gw, () => demoTokenTransfer(devnet, 7, w1));
     const changed = await sse.next((e) => e.event === 'values');
     expect(changed.json.tipHeight).toBe(devnet.tipHeight());
     expect(changed.json.values.map((v: { index: number }) => v.index)).toEqual([0]);

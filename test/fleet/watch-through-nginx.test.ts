@@ -12,8 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Cl } from '@stacks/transactions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { BlockIdentity } from '../../src/devnet/blocks.js';
-import { EventDispatcher } from '../../src/devnet/event-dispatcher.js';
+import { postNextBlock } from '../integration/watch/helpers.js';
 import { type FakeNode, startFakeNode } from '../support/fake-node.js';
 import { hex, TESTNET_ADDR } from '../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../support/gateway.js';
@@ -54,7 +53,6 @@ describe('event streams through the shipped load balancer, a gateway behind it',
   let node: FakeNode;
   let gw: RunningGateway;
   let lb: LoadBalancer;
-  let dispatcher: EventDispatcher;
   const streams: SseConnection[] = [];
 
   beforeAll(async () => {
@@ -86,7 +84,6 @@ describe('event streams through the shipped load balancer, a gateway behind it',
         },
       },
     );
-    dispatcher = new EventDispatcher({ urls: [`http://${gw.gateway.observer!.address}`], attempts: 1 });
     lb = await startNginx([gw.url]);
     await mineAndPost();
   });
@@ -101,16 +98,8 @@ describe('event streams through the shipped load balancer, a gateway behind it',
     await node?.close();
   });
 
-  /** The node mines a block; the gateway's observer (never behind nginx) is told of it. */
-  async function mineAndPost(): Promise<BlockIdentity> {
-    const parent = node.block(node.tipHeight);
-    const block = node.mine();
-    const follower = gw.gateway.observer!.follower;
-    const before = follower.handled;
-    await dispatcher.dispatch({ block, parent, transactions: [], events: [] });
-    await follower.untilHandled(before + 1);
-    return block;
-  }
+  /** The node mines an empty block; the gateway's observer (never behind nginx) has applied it. */
+  const mineAndPost = () => postNextBlock(node, gw.gateway.observer!, undefined);
 
   async function subscribe(functionName = 'get-height'): Promise<string> {
     const created = await request(`${lb.url}/subscriptions`, {

@@ -10,13 +10,12 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { Cl } from '@stacks/transactions';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { BlockIdentity } from '../../../src/devnet/blocks.js';
-import { EventDispatcher } from '../../../src/devnet/event-dispatcher.js';
 import { type FakeNode, startFakeNode } from '../../support/fake-node.js';
 import { hex, TESTNET_ADDR } from '../../support/fixtures.js';
 import { type RunningGateway, request, startGateway, testEnv } from '../../support/gateway.js';
 import { metricValue, parseMetrics } from '../../support/prom.js';
 import { openSse, type SseConnection } from '../../support/sse.js';
+import { postNextBlock } from './helpers.js';
 
 const MAX_UNSENT = 65_536;
 /** Bytes of the watched buffer: its event (the value and its raw hex) is about half of MAX_UNSENT. */
@@ -46,7 +45,6 @@ function blobAt(height: number): Uint8Array {
 
 let node: FakeNode;
 let gw: RunningGateway;
-let dispatcher: EventDispatcher;
 let events: string;
 const streams: SseConnection[] = [];
 
@@ -78,7 +76,6 @@ beforeAll(async () => {
       },
     },
   );
-  dispatcher = new EventDispatcher({ urls: [`http://${gw.gateway.observer!.address}`], attempts: 1 });
   await mineAndPost();
   const created = await request(`${gw.url}/subscriptions`, {
     body: {
@@ -101,16 +98,9 @@ afterAll(async () => {
   await node?.close();
 });
 
-/** The node mines a block; the gateway's observer is told of it and has applied it. */
-async function mineAndPost(): Promise<BlockIdentity> {
-  const parent = node.block(node.tipHeight);
-  const block = node.mine();
-  const follower = gw.gateway.observer!.follower;
-  const before = follower.handled;
-  await dispatcher.dispatch({ block, parent, transactions: [], events: [] });
-  await follower.untilHandled(before + 1);
-  return block;
-}
+/** The node mines an empty block; the gateway's observer is told of it and has applied it. */
+const mineAndPost = () => postNextBlock(node, gw.gateway.observer!, undefined);
+type MinedBlock = Awaited<ReturnType<typeof mineAndPost>>;
 
 async function open(): Promise<SseConnection> {
   const sse = await openSse(`${gw.url}${events}`);
@@ -132,8 +122,8 @@ const rawBlob = (height: number) => hex(Cl.buffer(blobAt(height)));
  * Mines blocks until the stream left unread has been dropped: after each, `reader` gets the
  * block's event and the other read is still a hit. Returns the blocks mined.
  */
-async function mineUntilDropped(reader: SseConnection, droppedBefore: number): Promise<BlockIdentity[]> {
-  const mined: BlockIdentity[] = [];
+async function mineUntilDropped(reader: SseConnection, droppedBefore: number): Promise<MinedBlock[]> {
+  const mined: MinedBlock[] = [];
   while ((await dropped()) === droppedBefore) {
     expect(mined.length, 'the unread stream was never dropped').toBeLessThan(MOST_BLOCKS);
     const block = await mineAndPost();
