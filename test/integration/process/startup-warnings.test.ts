@@ -83,7 +83,8 @@ describe('start-up warnings', () => {
 
   it('says nothing of unbounded entries when CACHE_MAX_BLOCKS bounds them', async () => {
     const { node, svc } = await startBoundedService();
-    for (let i = 0; i < 400 && node.count('info') < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    // Start-up asks each network's upstream (both this node) for /v2/info: wait for both asks.
+    await node.waitForRequests(2, { kind: 'info' });
     expect(node.count('info')).toBe(2);
     expect(svc.output()).not.toContain(KEPT);
     expect(svc.output()).not.toContain('did not answer');
